@@ -1,0 +1,70 @@
+# uphook: a sandboxed Lua 5.4 upgrade-hook host for MicroK8s addons.
+PKGS     := lua5.4 yaml-0.1 libcurl libcrypto jansson libseccomp msgpack
+PREFIX   ?= /usr/local
+BUILD    ?= build
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
+            -Wno-unused-parameter -Ihost -I$(BUILD) \
+            $(shell pkg-config --cflags $(PKGS))
+LDLIBS   += $(shell pkg-config --libs $(PKGS))
+
+HOST_SRC := $(filter-out host/main.c,$(wildcard host/*.c))
+HOST_OBJ := $(HOST_SRC:host/%.c=$(BUILD)/host/%.o)
+LUA_SRC  := $(sort $(wildcard lua/*.lua lua/*/*.lua stdlib/*.lua))
+LUA_SRC  := $(filter-out %_test.lua,$(LUA_SRC))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps test asan install clean demo bench fuzz unit
+all: $(BUILD)/uphook
+
+deps:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	  liblua5.4-dev libyaml-dev libcurl4-openssl-dev libssl-dev \
+	  libjansson-dev libseccomp-dev libmsgpack-dev pkg-config \
+	  python3 python3-yaml openssl curl kubectl
+
+$(BUILD)/embedded.c: $(LUA_SRC) host/embed.sh
+	@mkdir -p $(@D)
+	sh host/embed.sh $(LUA_SRC) > $@
+
+$(BUILD)/host/%.o: host/%.c $(wildcard host/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/embedded.o: $(BUILD)/embedded.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libuphook.a: $(HOST_OBJ) $(BUILD)/embedded.o
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/uphook: $(BUILD)/host/main.o $(BUILD)/libuphook.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libuphook.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libuphook.a $(LDLIBS)
+
+unit: $(UNIT_BIN)
+
+test: $(BUILD)/uphook $(UNIT_BIN)
+	sh tests/run.sh $(BUILD)
+
+asan:
+	$(MAKE) BUILD=build/asan CC=clang \
+	  CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	  LDFLAGS="-fsanitize=address,undefined" test
+
+install: $(BUILD)/uphook
+	install -Dm755 $(BUILD)/uphook $(DESTDIR)$(PREFIX)/bin/uphook
+
+demo: deps all
+	sh tests/cli/demo.sh $(BUILD)
+
+bench: all
+	sh tests/bench/run.sh $(BUILD)
+
+clean:
+	rm -rf build

@@ -1,0 +1,25 @@
+/* Minimal C unit-test macros.  Each test binary ends by printing
+ * "N passed, N failed" and exits 1 when anything failed. */
+#ifndef UH_UNIT_H
+#define UH_UNIT_H
+#include <stdio.h>
+#include <string.h>
+
+static int unit_passed, unit_failed, unit_cur_failed;
+
+#define CHECK(cond) do { if (!(cond)) { unit_cur_failed = 1; \
+  fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+  } } while (0)
+#define CHECK_STR(a, b) do { const char *a_ = (a), *b_ = (b); \
+  if (!a_ || !b_ || strcmp(a_, b_)) { unit_cur_failed = 1; \
+  fprintf(stderr, "  %s:%d: \"%s\" != \"%s\"\n", __FILE__, __LINE__, \
+          a_ ? a_ : "(null)", b_ ? b_ : "(null)"); } } while (0)
+
+#define RUN(fn) do { unit_cur_failed = 0; fn(); \
+  if (unit_cur_failed) { unit_failed++; printf("FAIL %s\n", #fn); } \
+  else { unit_passed++; printf("ok   %s\n", #fn); } } while (0)
+
+#define UNIT_END() (printf("%d passed, %d failed\n", unit_passed, \
+  unit_failed), unit_failed ? 1 : 0)
+
+#endif
