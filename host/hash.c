@@ -1,0 +1,181 @@
+/* SHA-256 for the host: OpenSSL EVP only (no hand-written digest).
+ * Lua family uphook.c.hash: sha256(s), file(abs_path). */
+#include "hash.h"
+#include "luax.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <openssl/evp.h>
+
+/* Large reads keep syscall overhead far below the digest cost. */
+#define HASH_BUFSIZE (1u << 20)
+
+void uh_hex(const unsigned char *p, size_t n, char *out)
+{
+  static const char digits[] = "0123456789abcdef";
+  size_t i;
+  for (i = 0; i < n; i++) {
+    out[2 * i] = digits[p[i] >> 4];
+    out[2 * i + 1] = digits[p[i] & 15];
+  }
+  out[2 * n] = '\0';
+}
+
+int uh_sha256_init(uh_sha256_ctx *c)
+{
+  c->md = EVP_MD_CTX_new();
+  if (!c->md)
+    return -1;
+  if (EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
+    uh_sha256_free(c);
+    return -1;
+  }
+  return 0;
+}
+
+int uh_sha256_update(uh_sha256_ctx *c, const void *p, size_t n)
+{
+  if (!c->md)
+    return -1;
+  return EVP_DigestUpdate(c->md, p, n) == 1 ? 0 : -1;
+}
+
+int uh_sha256_final_raw(uh_sha256_ctx *c, unsigned char out[32])
+{
+  unsigned int len = 0;
+  int ok = c->md && EVP_DigestFinal_ex(c->md, out, &len) == 1 && len == 32;
+  uh_sha256_free(c);
+  return ok ? 0 : -1;
+}
+
+int uh_sha256_final(uh_sha256_ctx *c, char hex[UH_SHA256_HEXLEN + 1])
+{
+  unsigned char raw[32];
+  if (uh_sha256_final_raw(c, raw) != 0)
+    return -1;
+  uh_hex(raw, sizeof raw, hex);
+  return 0;
+}
+
+void uh_sha256_free(uh_sha256_ctx *c)
+{
+  EVP_MD_CTX_free(c->md);
+  c->md = NULL;
+}
+
+int uh_sha256_raw(const void *p, size_t n, unsigned char out[32])
+{
+  unsigned int len = 0;
+  return EVP_Digest(p, n, out, &len, EVP_sha256(), NULL) == 1 && len == 32
+         ? 0 : -1;
+}
+
+int uh_sha256_hex(const void *p, size_t n, char hex[UH_SHA256_HEXLEN + 1])
+{
+  unsigned char raw[32];
+  if (uh_sha256_raw(p, n, raw) != 0)
+    return -1;
+  uh_hex(raw, sizeof raw, hex);
+  return 0;
+}
+
+int uh_sha256_fd(int fd, char hex[UH_SHA256_HEXLEN + 1])
+{
+  uh_sha256_ctx c;
+  unsigned char *buf;
+  ssize_t r;
+  int saved;
+
+  buf = malloc(HASH_BUFSIZE);
+  if (!buf || uh_sha256_init(&c) != 0) {
+    free(buf);
+    errno = ENOMEM;
+    return -1;
+  }
+  /* Advice only: failure (a pipe, say) changes nothing. */
+  (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  for (;;) {
+    r = read(fd, buf, HASH_BUFSIZE);
+    if (r == 0)
+      break;
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      goto fail;
+    }
+    if (uh_sha256_update(&c, buf, (size_t)r) != 0) {
+      errno = EIO;
+      goto fail;
+    }
+  }
+  free(buf);
+  return uh_sha256_final(&c, hex);
+fail:
+  saved = errno;
+  uh_sha256_free(&c);
+  free(buf);
+  errno = saved;
+  return -1;
+}
+
+/* ---- Lua binding ---- */
+
+static int hash_sha256(lua_State *L)
+{
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  char hex[UH_SHA256_HEXLEN + 1];
+  if (uh_sha256_hex(s, n, hex) != 0)
+    return luaL_error(L, "sha256: %s", uh_strerror(UH_ENOMEM));
+  lua_pushlstring(L, hex, UH_SHA256_HEXLEN);
+  return 1;
+}
+
+static int hash_file(lua_State *L)
+{
+  const char *path = luaL_checkstring(L, 1);
+  char hex[UH_SHA256_HEXLEN + 1];
+  struct stat st;
+  int fd, err;
+
+  luaL_argcheck(L, path[0] == '/', 1, "absolute path expected");
+  /* O_NONBLOCK so that a FIFO cannot stall the parent. */
+  fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    goto fail;
+  if (fstat(fd, &st) != 0)
+    goto fail;
+  if (!S_ISREG(st.st_mode)) {
+    errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    goto fail;
+  }
+  if (uh_sha256_fd(fd, hex) != 0)
+    goto fail;
+  close(fd);
+  lua_pushlstring(L, hex, UH_SHA256_HEXLEN);
+  return 1;
+fail:
+  err = errno;
+  if (fd >= 0)
+    close(fd);
+  lua_pushnil(L);
+  lua_pushfstring(L, "cannot hash %s: %s", path,
+                  err == EINVAL ? "not a regular file" : strerror(err));
+  return 2;
+}
+
+static const luaL_Reg hash_funcs[] = {
+  {"file", hash_file},
+  {"sha256", hash_sha256},
+  {NULL, NULL}
+};
+
+int luaopen_uphook_hash(lua_State *L)
+{
+  luaL_newlib(L, hash_funcs);
+  return 1;
+}
