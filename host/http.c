@@ -1,0 +1,898 @@
+/* Verified HTTP transfers over libcurl: download into the sha256 cache,
+ * fetch into memory, HEAD, and checksum-file parsing.
+ *
+ * One transfer loop (xfer_run) serves download, fetch and head.
+ * FOLLOWLOCATION is off: every redirect target is checked here against
+ * the allow lists before it is requested.  Bodies go to a sink that
+ * hashes with EVP and enforces max_bytes in the write callback (libcurl's
+ * CURLOPT_MAXFILESIZE only holds when Content-Length is sent).  download
+ * and store share the sink and the cache install (cache_fill); only the
+ * source of the bytes differs.
+ */
+#include "http.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+
+#define CONNECT_TIMEOUT_MS 30000L
+#define LOW_SPEED_LIMIT 1024L        /* bytes per second ... */
+#define LOW_SPEED_TIME 30L           /* ... for this many seconds */
+#define REDIRECT_BODY_MAX 65536      /* body of a 3xx we skip */
+#define FETCH_MAX ((uint64_t)16 << 20)
+#define DOWNLOAD_MAX ((uint64_t)2 << 30)
+#define COPY_CHUNK (256 * 1024)
+#define MSG_MAX (3 * PATH_MAX)
+
+static double now_mono(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------- */
+/* Allow lists                                                       */
+
+static int host_listed(const char *const *list, size_t n, const char *host,
+                       const char *port)
+{
+  size_t hl = strlen(host);
+  for (size_t i = 0; i < n; i++) {
+    const char *e = list[i];
+    if (strcasecmp(e, host) == 0)
+      return 1;
+    if (port && strncasecmp(e, host, hl) == 0 && e[hl] == ':' &&
+        strcmp(e + hl + 1, port) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+uh_err uh_http_allowed(const uh_allow *a, const char *url, int *plain,
+                       char *err, size_t errlen)
+{
+  char *scheme = NULL, *host = NULL, *port = NULL;
+  uh_err rc = UH_EINVAL;
+  CURLU *u = curl_url();
+  *plain = 0;
+  if (!u) {
+    snprintf(err, errlen, "out of memory");
+    return UH_ENOMEM;
+  }
+  if (strlen(url) > UH_HTTP_URLMAX) {
+    snprintf(err, errlen, "URL longer than %d bytes", UH_HTTP_URLMAX);
+    goto done;
+  }
+  if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) ||
+      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+      curl_url_get(u, CURLUPART_HOST, &host, 0)) {
+    snprintf(err, errlen, "not an absolute URL with a host");
+    goto done;
+  }
+  curl_url_get(u, CURLUPART_PORT, &port, 0);   /* NULL when absent */
+  rc = UH_EDENIED;
+  *plain = host_listed(a->http, a->nhttp, host, port);
+  if (strcmp(scheme, "https") == 0) {
+    if (*plain || host_listed(a->https, a->nhttps, host, port))
+      rc = UH_OK;
+    else
+      snprintf(err, errlen, "host %s is not declared (net:%s)", host, host);
+  } else if (strcmp(scheme, "http") == 0) {
+    if (*plain)
+      rc = UH_OK;
+    else
+      snprintf(err, errlen, "plain http to %s is not declared "
+               "(net:http://%s)", host, host);
+  } else {
+    snprintf(err, errlen, "scheme %s is not allowed", scheme);
+  }
+done:
+  curl_free(scheme);
+  curl_free(host);
+  curl_free(port);
+  curl_url_cleanup(u);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* The shared handle                                                 */
+
+static CURL *g_easy;
+
+CURL *uh_http_handle(const char *ca_file, long timeout_ms)
+{
+  static int inited;
+  CURL *c;
+  if (!inited) {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+      return NULL;
+    inited = 1;
+  }
+  if (!g_easy && !(g_easy = curl_easy_init()))
+    return NULL;
+  c = g_easy;
+  curl_easy_reset(c);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "uphook");
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+  curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+  if (ca_file)
+    curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)UH_HTTP_MAXREDIRS);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                   timeout_ms > 0 && timeout_ms < CONNECT_TIMEOUT_MS ?
+                   timeout_ms : CONNECT_TIMEOUT_MS);
+  if (timeout_ms > 0)
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, LOW_SPEED_LIMIT);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, LOW_SPEED_TIME);
+  curl_easy_setopt(c, CURLOPT_BUFFERSIZE, (long)CURL_MAX_READ_SIZE);
+  /* CURLOPT_ACCEPT_ENCODING stays unset: bodies are never decoded. */
+  return c;
+}
+
+/* ---------------------------------------------------------------- */
+/* Sinks: hash what arrives, cap it, keep it in a file or in memory  */
+
+typedef struct sink {
+  EVP_MD_CTX *md;
+  int fd;                       /* temp file, or -1 for memory */
+  char tmp[PATH_MAX];           /* temp path while it exists, else "" */
+  char *buf;                    /* memory sink */
+  size_t len, cap;
+  uint64_t bytes, max;
+  uh_err err;                   /* why sink_write refused */
+  int errnum;
+} sink;
+
+static int mkdirs(char *path)
+{
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    int r = mkdir(path, 0700);
+    *p = '/';
+    if (r != 0 && errno != EEXIST)
+      return -1;
+  }
+  return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* cache_dir NULL: a memory sink. */
+static uh_err sink_open(sink *s, const char *cache_dir, uint64_t max,
+                        char *msg, size_t msglen)
+{
+  char dir[PATH_MAX];
+  memset(s, 0, sizeof *s);
+  s->fd = -1;
+  s->max = max;
+  if (!(s->md = EVP_MD_CTX_new()) ||
+      !EVP_DigestInit_ex(s->md, EVP_sha256(), NULL)) {
+    snprintf(msg, msglen, "sha256: EVP initialisation failed");
+    return UH_ENOMEM;
+  }
+  if (!cache_dir)
+    return UH_OK;
+  if ((size_t)snprintf(dir, sizeof dir, "%s/sha256", cache_dir) >= sizeof dir
+      || snprintf(s->tmp, sizeof s->tmp, "%s/tmp/dl.XXXXXX", cache_dir)
+         >= (int)sizeof s->tmp) {
+    snprintf(msg, msglen, "cache directory path too long: %s", cache_dir);
+    s->tmp[0] = '\0';
+    return UH_EINVAL;
+  }
+  if (mkdirs(dir) != 0)
+    goto fail;
+  snprintf(dir, sizeof dir, "%s/tmp", cache_dir);
+  if (mkdirs(dir) != 0 || (s->fd = mkostemp(s->tmp, O_CLOEXEC)) < 0)
+    goto fail;
+  return UH_OK;
+fail:
+  snprintf(msg, msglen, "cache %s: %s", cache_dir, strerror(errno));
+  s->tmp[0] = '\0';
+  return UH_EIO;
+}
+
+static int sink_fail(sink *s, uh_err e, int errnum)
+{
+  s->err = e;
+  s->errnum = errnum;
+  return -1;
+}
+
+static int sink_memput(sink *s, const void *p, size_t n)
+{
+  if (s->len + n > s->cap) {
+    size_t cap = s->cap ? s->cap : 65536;
+    while (cap < s->len + n)
+      cap *= 2;
+    char *nb = realloc(s->buf, cap);
+    if (!nb)
+      return sink_fail(s, UH_ENOMEM, ENOMEM);
+    s->buf = nb;
+    s->cap = cap;
+  }
+  memcpy(s->buf + s->len, p, n);
+  s->len += n;
+  return 0;
+}
+
+/* 0, or -1 with s->err set (limit, I/O, memory). */
+static int sink_write(sink *s, const void *p, size_t n)
+{
+  if (n > s->max - s->bytes)
+    return sink_fail(s, UH_ELIMIT, 0);
+  s->bytes += n;
+  if (!EVP_DigestUpdate(s->md, p, n))
+    return sink_fail(s, UH_ENOMEM, 0);
+  if (s->fd < 0)
+    return sink_memput(s, p, n);
+  for (const char *q = p; n > 0;) {
+    ssize_t w = write(s->fd, q, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return sink_fail(s, UH_EIO, errno);
+    q += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static void sink_hex(sink *s, char hex[65])
+{
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  static const char digits[] = "0123456789abcdef";
+  EVP_DigestFinal_ex(s->md, d, &n);
+  for (unsigned int i = 0; i < 32; i++) {
+    hex[2 * i] = digits[d[i] >> 4];
+    hex[2 * i + 1] = digits[d[i] & 15];
+  }
+  hex[64] = '\0';
+}
+
+/* Release everything; a temp file still there is removed. */
+static void sink_close(sink *s)
+{
+  if (s->fd >= 0)
+    close(s->fd);
+  if (s->tmp[0])
+    unlink(s->tmp);
+  EVP_MD_CTX_free(s->md);
+  free(s->buf);
+  memset(s, 0, sizeof *s);
+  s->fd = -1;
+}
+
+static void sink_describe(const sink *s, const char *url, char *msg,
+                          size_t msglen)
+{
+  if (s->err == UH_ELIMIT)
+    snprintf(msg, msglen, "%s: body exceeds max_bytes (%llu)", url,
+             (unsigned long long)s->max);
+  else if (s->err == UH_EIO)
+    snprintf(msg, msglen, "%s: writing %s: %s", url, s->tmp,
+             strerror(s->errnum));
+  else
+    snprintf(msg, msglen, "%s: %s", url, uh_strerror(s->err));
+}
+
+/* ---------------------------------------------------------------- */
+/* Transfers                                                         */
+
+enum { PROGRESS_NONE, PROGRESS_TTY, PROGRESS_JSON };
+
+typedef struct xfer {
+  CURL *c;
+  const char *url0;             /* as asked, for messages */
+  const uh_allow *allow;
+  const char *ca_file;
+  double deadline;              /* monotonic seconds; 0: none */
+  int nobody;                   /* HEAD */
+  sink *out;                    /* NULL: bodies are discarded */
+  int progress;
+  double t0, tick;
+  int drawn;
+  long status;
+  size_t skipped;               /* body bytes of a 3xx, dropped */
+  char errbuf[CURL_ERROR_SIZE];
+} xfer;
+
+static size_t on_write(char *p, size_t size, size_t n, void *ud)
+{
+  xfer *x = ud;
+  size_t len = size * n;
+  if (!x->status)
+    curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &x->status);
+  if (x->status >= 400)
+    return 0;                   /* stop: reported as an HTTP error */
+  if (x->status >= 300 || !x->out) {
+    x->skipped += len;
+    return x->skipped > REDIRECT_BODY_MAX ? 0 : len;
+  }
+  return sink_write(x->out, p, len) == 0 ? len : 0;
+}
+
+static void human(char *b, size_t n, double v)
+{
+  static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+  int i = 0;
+  while (v >= 1024 && i < 4) {
+    v /= 1024;
+    i++;
+  }
+  snprintf(b, n, i ? "%.1f %s" : "%.0f %s", v, unit[i]);
+}
+
+static void draw_tty(xfer *x, double t, curl_off_t total, curl_off_t now)
+{
+  char got[32], all[32] = "?", rate[32], eta[32] = "--:--";
+  double el = t - x->t0, r = el > 0 ? (double)now / el : 0;
+  human(got, sizeof got, (double)now);
+  human(rate, sizeof rate, r);
+  if (total > 0) {
+    human(all, sizeof all, (double)total);
+    if (r > 0) {
+      long s = (long)((double)(total - now) / r);
+      snprintf(eta, sizeof eta, "%ld:%02ld", s / 60, s % 60);
+    }
+  }
+  fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %s  %.60s",
+          total > 0 ? (int)(now * 100 / total) : 0, got, all, rate, eta,
+          x->url0);
+  x->drawn = 1;
+}
+
+static void emit_json(xfer *x, curl_off_t total, curl_off_t now)
+{
+  json_t *j = json_pack("{s:s, s:s, s:I, s:o}", "event", "progress",
+                        "url", x->url0, "bytes", (json_int_t)now, "total",
+                        total > 0 ? json_integer(total) : json_null());
+  if (j && json_dumpf(j, stdout, JSON_COMPACT) == 0) {
+    fputc('\n', stdout);
+    fflush(stdout);
+  }
+  json_decref(j);
+}
+
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
+                       curl_off_t ultotal, curl_off_t ulnow)
+{
+  xfer *x = ud;
+  double t = now_mono();
+  (void)ultotal;
+  (void)ulnow;
+  if (x->status >= 300 || dlnow == 0 ||
+      t - x->tick < (x->progress == PROGRESS_TTY ? 0.2 : 1.0))
+    return 0;
+  x->tick = t;
+  if (x->progress == PROGRESS_TTY)
+    draw_tty(x, t, dltotal, dlnow);
+  else
+    emit_json(x, dltotal, dlnow);
+  return 0;
+}
+
+static void progress_end(xfer *x, int ok)
+{
+  if (x->progress == PROGRESS_TTY && x->drawn) {
+    if (ok && x->out)
+      draw_tty(x, now_mono(), (curl_off_t)x->out->bytes,
+               (curl_off_t)x->out->bytes);
+    fputc('\n', stderr);
+  } else if (x->progress == PROGRESS_JSON && ok && x->out) {
+    emit_json(x, (curl_off_t)x->out->bytes, (curl_off_t)x->out->bytes);
+  }
+}
+
+/* One request to url, no redirect followed.  UH_OK also for 3xx/4xx:
+ * the caller looks at x->status. */
+static uh_err xfer_once(xfer *x, const char *url, int plain, char *msg,
+                        size_t msglen)
+{
+  long left = 0;
+  CURLcode rc;
+  if (x->deadline > 0 &&
+      (left = (long)((x->deadline - now_mono()) * 1000)) <= 0) {
+    snprintf(msg, msglen, "%s: deadline passed", url);
+    return UH_ETIMEOUT;
+  }
+  if (!(x->c = uh_http_handle(x->ca_file, left))) {
+    snprintf(msg, msglen, "%s: libcurl initialisation failed", url);
+    return UH_ENOMEM;
+  }
+  curl_easy_setopt(x->c, CURLOPT_URL, url);
+  curl_easy_setopt(x->c, CURLOPT_PROTOCOLS_STR, plain ? "http,https" : "https");
+  curl_easy_setopt(x->c, CURLOPT_REDIR_PROTOCOLS_STR,
+                   plain ? "http,https" : "https");
+  curl_easy_setopt(x->c, CURLOPT_ERRORBUFFER, x->errbuf);
+  curl_easy_setopt(x->c, CURLOPT_WRITEFUNCTION, on_write);
+  curl_easy_setopt(x->c, CURLOPT_WRITEDATA, x);
+  if (x->nobody)
+    curl_easy_setopt(x->c, CURLOPT_NOBODY, 1L);
+  if (x->out && x->out->max < (uint64_t)INT64_MAX)
+    curl_easy_setopt(x->c, CURLOPT_MAXFILESIZE_LARGE,
+                     (curl_off_t)(x->out->max - x->out->bytes));
+  if (x->progress != PROGRESS_NONE) {
+    curl_easy_setopt(x->c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(x->c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(x->c, CURLOPT_XFERINFODATA, x);
+  }
+  x->errbuf[0] = '\0';
+  x->status = 0;
+  x->skipped = 0;
+  rc = curl_easy_perform(x->c);
+  curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &x->status);
+  if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && x->status >= 300 &&
+                         x->skipped <= REDIRECT_BODY_MAX))
+    return UH_OK;
+  if (rc == CURLE_WRITE_ERROR && x->out && x->out->err) {
+    sink_describe(x->out, url, msg, msglen);
+    return x->out->err;
+  }
+  if (rc == CURLE_FILESIZE_EXCEEDED && x->out) {
+    x->out->err = UH_ELIMIT;
+    sink_describe(x->out, url, msg, msglen);
+    return UH_ELIMIT;
+  }
+  snprintf(msg, msglen, "%s: %s", url,
+           x->errbuf[0] ? x->errbuf : curl_easy_strerror(rc));
+  return rc == CURLE_OPERATION_TIMEDOUT ? UH_ETIMEOUT : UH_ENET;
+}
+
+/* Follow redirects by hand, checking each target.  On UH_OK x->status
+ * is the final status (< 400 unless x->nobody). */
+static uh_err xfer_follow(xfer *x, char *cur, char *msg, size_t msglen)
+{
+  char why[512], *next = NULL;
+  int plain;
+  uh_err rc;
+  if (uh_http_allowed(x->allow, cur, &plain, why, sizeof why) != UH_OK) {
+    snprintf(msg, msglen, "%s: %s", cur, why);
+    return UH_EDENIED;
+  }
+  for (int hop = 0;; hop++) {
+    if ((rc = xfer_once(x, cur, plain, msg, msglen)) != UH_OK)
+      return rc;
+    if (x->status < 300 || x->status >= 400)
+      break;
+    if (curl_easy_getinfo(x->c, CURLINFO_REDIRECT_URL, &next) || !next) {
+      snprintf(msg, msglen, "%s: HTTP %ld without a Location", cur, x->status);
+      return UH_EHTTP;
+    }
+    if (hop == UH_HTTP_MAXREDIRS) {
+      snprintf(msg, msglen, "%s: more than %d redirects (last from %s to %s)",
+               x->url0, UH_HTTP_MAXREDIRS, cur, next);
+      return UH_EDENIED;
+    }
+    if (uh_http_allowed(x->allow, next, &plain, why, sizeof why) != UH_OK) {
+      snprintf(msg, msglen, "redirect from %s to %s refused: %s", cur, next,
+               why);
+      return UH_EDENIED;
+    }
+    snprintf(cur, UH_HTTP_URLMAX + 1, "%s", next);
+  }
+  if (x->status >= 400 && !x->nobody) {
+    snprintf(msg, msglen, "%s: HTTP %ld", cur, x->status);
+    return UH_EHTTP;
+  }
+  return UH_OK;
+}
+
+/* The whole transfer of x->url0 with its deadline and progress. */
+static uh_err xfer_run(xfer *x, double deadline_s, char *msg, size_t msglen)
+{
+  char cur[UH_HTTP_URLMAX + 1];
+  uh_err rc;
+  x->t0 = x->tick = now_mono();
+  x->deadline = deadline_s > 0 ? x->t0 + deadline_s : 0;
+  if (deadline_s < 0) {
+    snprintf(msg, msglen, "%s: deadline passed", x->url0);
+    return UH_ETIMEOUT;
+  }
+  if (strlen(x->url0) > UH_HTTP_URLMAX) {
+    snprintf(msg, msglen, "%.200s...: URL too long", x->url0);
+    return UH_EINVAL;
+  }
+  snprintf(cur, sizeof cur, "%s", x->url0);
+  rc = xfer_follow(x, cur, msg, msglen);
+  progress_end(x, rc == UH_OK);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* The sha256 cache, shared by download and store                    */
+
+typedef struct opts {
+  const char *url, *sha256, *cache_dir, *ca_file, *body, *file;
+  size_t bodylen;
+  uint64_t max;
+  double deadline;              /* seconds; 0: none, < 0: passed */
+  int progress;
+  uh_allow allow;
+} opts;
+
+/* Fills the open sink s with the bytes; on failure writes msg. */
+typedef uh_err (*feed_fn)(const opts *o, sink *s, char *msg, size_t msglen);
+
+static void push_result(lua_State *L, const char *path, const char *hex,
+                        uint64_t bytes, int cached)
+{
+  lua_createtable(L, 0, 4);
+  lua_pushstring(L, path);
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, hex);
+  lua_setfield(L, -2, "sha256");
+  lua_pushinteger(L, (lua_Integer)bytes);
+  lua_setfield(L, -2, "bytes");
+  lua_pushboolean(L, cached);
+  lua_setfield(L, -2, "cached");
+}
+
+static int push_fail(lua_State *L, const char *msg)
+{
+  luaL_pushfail(L);
+  lua_pushstring(L, msg);
+  return 2;
+}
+
+static int sync_dir(const char *dir)
+{
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+  if (fd < 0)
+    return -1;
+  r = fsync(fd);
+  close(fd);
+  return r;
+}
+
+/* Verify, fsync and rename the temp file to sha256/<hex>. */
+static uh_err cache_commit(const opts *o, sink *s, char *path, size_t plen,
+                           char *msg, size_t msglen)
+{
+  char got[65], dir[PATH_MAX];
+  sink_hex(s, got);
+  if (strcmp(got, o->sha256) != 0) {
+    snprintf(msg, msglen, "sha256 mismatch for %s: expected %s, got %s",
+             o->url, o->sha256, got);
+    return UH_ECHECKSUM;
+  }
+  snprintf(path, plen, "%s/sha256/%s", o->cache_dir, got);
+  if (fsync(s->fd) != 0 || close(s->fd) != 0) {
+    s->fd = -1;
+    snprintf(msg, msglen, "%s: writing %s: %s", o->url, s->tmp,
+             strerror(errno));
+    return UH_EIO;
+  }
+  s->fd = -1;
+  if (rename(s->tmp, path) != 0) {
+    snprintf(msg, msglen, "%s: rename to %s: %s", o->url, path,
+             strerror(errno));
+    return UH_EIO;
+  }
+  s->tmp[0] = '\0';
+  snprintf(dir, sizeof dir, "%s/sha256", o->cache_dir);
+  sync_dir(dir);
+  return UH_OK;
+}
+
+static int cache_fill(lua_State *L, const opts *o, feed_fn feed)
+{
+  char msg[MSG_MAX], path[PATH_MAX];
+  struct stat st;
+  sink s;
+  uint64_t bytes;
+  uh_err rc;
+  if ((size_t)snprintf(path, sizeof path, "%s/sha256/%s", o->cache_dir,
+                       o->sha256) >= sizeof path)
+    return luaL_error(L, "cache_dir too long");
+  if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+    push_result(L, path, o->sha256, (uint64_t)st.st_size, 1);
+    return 1;
+  }
+  rc = sink_open(&s, o->cache_dir, o->max, msg, sizeof msg);
+  if (rc == UH_OK)
+    rc = feed(o, &s, msg, sizeof msg);
+  if (rc == UH_OK)
+    rc = cache_commit(o, &s, path, sizeof path, msg, sizeof msg);
+  bytes = s.bytes;
+  sink_close(&s);
+  if (rc != UH_OK)
+    return push_fail(L, msg);
+  push_result(L, path, o->sha256, bytes, 0);
+  return 1;
+}
+
+/* ---------------------------------------------------------------- */
+/* Options                                                           */
+
+static void check_keys(lua_State *L, const char *const *keys)
+{
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    size_t i = 0;
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "option names must be strings");
+    while (keys[i] && strcmp(keys[i], lua_tostring(L, -1)) != 0)
+      i++;
+    if (!keys[i])
+      luaL_error(L, "unknown option '%s'", lua_tostring(L, -1));
+  }
+}
+
+/* The string stays alive: the option table (argument 1) holds it. */
+static const char *opt_string(lua_State *L, const char *key, size_t *len)
+{
+  const char *s = NULL;
+  int t = lua_getfield(L, 1, key);
+  if (t == LUA_TSTRING)
+    s = lua_tolstring(L, -1, len);
+  else if (t != LUA_TNIL)
+    luaL_error(L, "option '%s' must be a string", key);
+  lua_pop(L, 1);
+  return s;
+}
+
+static void opt_hosts(lua_State *L, const char *key, const char **list,
+                      size_t *n)
+{
+  *n = 0;
+  if (lua_getfield(L, 1, key) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (!lua_istable(L, -1))
+    luaL_error(L, "option '%s' must be a table", key);
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    const char *h = NULL;
+    if (lua_type(L, -2) == LUA_TSTRING)
+      h = lua_toboolean(L, -1) ? lua_tostring(L, -2) : NULL;
+    else if (lua_type(L, -1) == LUA_TSTRING)
+      h = lua_tostring(L, -1);
+    else
+      luaL_error(L, "option '%s' holds a non-string host", key);
+    if (h && *n == UH_HTTP_MAXHOSTS)
+      luaL_error(L, "option '%s' lists more than %d hosts", key,
+                 UH_HTTP_MAXHOSTS);
+    if (h)
+      list[(*n)++] = h;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+static void opt_numbers(lua_State *L, opts *o, uint64_t defmax)
+{
+  int isnum = 0;
+  o->max = defmax;
+  if (lua_getfield(L, 1, "max_bytes") != LUA_TNIL) {
+    lua_Integer m = lua_tointegerx(L, -1, &isnum);
+    if (!isnum || m <= 0)
+      luaL_error(L, "option 'max_bytes' must be a positive integer");
+    o->max = (uint64_t)m;
+  }
+  if (lua_getfield(L, 1, "deadline") != LUA_TNIL) {
+    lua_Number d = lua_tonumberx(L, -1, &isnum);
+    if (!isnum || d != d)
+      luaL_error(L, "option 'deadline' must be a number");
+    o->deadline = d > 0 ? d : -1;
+  }
+  lua_pop(L, 2);
+}
+
+static void opts_read(lua_State *L, opts *o, const char *const *keys,
+                      uint64_t defmax, char sum[65])
+{
+  const char *p;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  check_keys(L, keys);
+  memset(o, 0, sizeof *o);
+  o->url = opt_string(L, "url", NULL);
+  o->cache_dir = opt_string(L, "cache_dir", NULL);
+  o->ca_file = opt_string(L, "ca_file", NULL);
+  o->body = opt_string(L, "body", &o->bodylen);
+  o->file = opt_string(L, "file", NULL);
+  opt_numbers(L, o, defmax);
+  opt_hosts(L, "hosts", o->allow.https, &o->allow.nhttps);
+  opt_hosts(L, "http_hosts", o->allow.http, &o->allow.nhttp);
+  if ((p = opt_string(L, "progress", NULL)) != NULL) {
+    if (strcmp(p, "tty") != 0 && strcmp(p, "json") != 0)
+      luaL_error(L, "option 'progress' must be \"tty\" or \"json\"");
+    o->progress = p[0] == 't' ? PROGRESS_TTY : PROGRESS_JSON;
+  }
+  if ((p = opt_string(L, "sha256", NULL)) != NULL) {
+    if (strspn(p, "0123456789abcdefABCDEF") != 64 || p[64])
+      luaL_error(L, "option 'sha256' must be 64 hex digits");
+    for (int i = 0; i < 65; i++)
+      sum[i] = p[i] >= 'A' && p[i] <= 'F' ? (char)(p[i] - 'A' + 'a') : p[i];
+    o->sha256 = sum;
+  }
+  if (o->cache_dir && o->cache_dir[0] != '/')
+    luaL_error(L, "option 'cache_dir' must be an absolute path");
+}
+
+static void opts_need(lua_State *L, const char *v, const char *key)
+{
+  if (!v)
+    luaL_error(L, "option '%s' is required", key);
+}
+
+/* ---------------------------------------------------------------- */
+/* Lua functions                                                     */
+
+static uh_err feed_http(const opts *o, sink *s, char *msg, size_t msglen)
+{
+  xfer x;
+  memset(&x, 0, sizeof x);
+  x.url0 = o->url;
+  x.allow = &o->allow;
+  x.ca_file = o->ca_file;
+  x.out = s;
+  x.progress = o->progress;
+  return xfer_run(&x, o->deadline, msg, msglen);
+}
+
+static uh_err feed_given(const opts *o, sink *s, char *msg, size_t msglen)
+{
+  char *buf;
+  ssize_t n;
+  int fd;
+  if (o->body) {
+    if (sink_write(s, o->body, o->bodylen) == 0)
+      return UH_OK;
+    sink_describe(s, o->url, msg, msglen);
+    return s->err;
+  }
+  if ((fd = open(o->file, O_RDONLY | O_CLOEXEC)) < 0) {
+    snprintf(msg, msglen, "%s: %s", o->file, strerror(errno));
+    return UH_ENOENT;
+  }
+  if (!(buf = malloc(COPY_CHUNK))) {
+    close(fd);
+    snprintf(msg, msglen, "%s: out of memory", o->file);
+    return UH_ENOMEM;
+  }
+  while ((n = read(fd, buf, COPY_CHUNK)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0 && sink_write(s, buf, (size_t)n) != 0)
+      break;
+  if (n < 0)
+    snprintf(msg, msglen, "%s: %s", o->file, strerror(errno));
+  else if (n > 0)
+    sink_describe(s, o->url, msg, msglen);
+  free(buf);
+  close(fd);
+  return n < 0 ? UH_EIO : n > 0 ? s->err : UH_OK;
+}
+
+static int http_checksum_for(lua_State *L)
+{
+  size_t len, nlen;
+  const char *text = luaL_checklstring(L, 1, &len);
+  const char *name = luaL_checklstring(L, 2, &nlen);
+  char hex[65];
+  uh_err rc = uh_checksum_for(text, len, name, nlen, hex);
+  if (rc == UH_OK) {
+    lua_pushstring(L, hex);
+    return 1;
+  }
+  luaL_pushfail(L);
+  lua_pushfstring(L, rc == UH_EPARSE ?
+                  "conflicting sha256 entries for %s in the checksum file" :
+                  "no sha256 for %s in the checksum file", name);
+  return 2;
+}
+
+static int http_download(lua_State *L)
+{
+  static const char *const keys[] = { "url", "sha256", "cache_dir",
+    "max_bytes", "hosts", "http_hosts", "ca_file", "deadline", "progress",
+    NULL };
+  char sum[65];
+  opts o;
+  opts_read(L, &o, keys, DOWNLOAD_MAX, sum);
+  opts_need(L, o.url, "url");
+  opts_need(L, o.sha256, "sha256");
+  opts_need(L, o.cache_dir, "cache_dir");
+  return cache_fill(L, &o, feed_http);
+}
+
+static int http_fetch(lua_State *L)
+{
+  static const char *const keys[] = { "url", "max_bytes", "sha256", "hosts",
+    "http_hosts", "ca_file", "deadline", "progress", NULL };
+  char sum[65], got[65], msg[MSG_MAX];
+  opts o;
+  sink s;
+  uh_err rc;
+  opts_read(L, &o, keys, FETCH_MAX, sum);
+  opts_need(L, o.url, "url");
+  rc = sink_open(&s, NULL, o.max, msg, sizeof msg);
+  if (rc == UH_OK)
+    rc = feed_http(&o, &s, msg, sizeof msg);
+  if (rc == UH_OK && o.sha256) {
+    sink_hex(&s, got);
+    if (strcmp(got, o.sha256) != 0) {
+      snprintf(msg, sizeof msg, "sha256 mismatch for %s: expected %s, got %s",
+               o.url, o.sha256, got);
+      rc = UH_ECHECKSUM;
+    }
+  }
+  if (rc == UH_OK)
+    lua_pushlstring(L, s.buf ? s.buf : "", s.len);
+  sink_close(&s);
+  return rc == UH_OK ? 1 : push_fail(L, msg);
+}
+
+static int http_head(lua_State *L)
+{
+  static const char *const keys[] = { "url", "hosts", "http_hosts",
+    "ca_file", "deadline", NULL };
+  char sum[65], msg[MSG_MAX];
+  opts o;
+  xfer x;
+  uh_err rc;
+  opts_read(L, &o, keys, 0, sum);
+  opts_need(L, o.url, "url");
+  memset(&x, 0, sizeof x);
+  x.url0 = o.url;
+  x.allow = &o.allow;
+  x.ca_file = o.ca_file;
+  x.nobody = 1;
+  rc = xfer_run(&x, o.deadline, msg, sizeof msg);
+  if (rc != UH_OK)
+    return push_fail(L, msg);
+  lua_pushinteger(L, x.status);
+  return 1;
+}
+
+static int http_store(lua_State *L)
+{
+  static const char *const keys[] = { "body", "file", "sha256", "cache_dir",
+    "url", "max_bytes", NULL };
+  char sum[65];
+  opts o;
+  opts_read(L, &o, keys, DOWNLOAD_MAX, sum);
+  if (!o.body == !o.file)
+    luaL_error(L, "store needs exactly one of options 'body' and 'file'");
+  if (o.file && o.file[0] != '/')
+    luaL_error(L, "option 'file' must be an absolute path");
+  opts_need(L, o.sha256, "sha256");
+  opts_need(L, o.cache_dir, "cache_dir");
+  if (!o.url)
+    o.url = o.file ? o.file : "(body)";
+  return cache_fill(L, &o, feed_given);
+}
+
+static const luaL_Reg http_funcs[] = {
+  { "checksum_for", http_checksum_for },
+  { "download", http_download },
+  { "fetch", http_fetch },
+  { "head", http_head },
+  { "store", http_store },
+  { NULL, NULL }
+};
+
+int luaopen_uphook_http(lua_State *L)
+{
+  if (!uh_http_handle(NULL, 0))
+    return luaL_error(L, "libcurl initialisation failed");
+  luaL_newlib(L, http_funcs);
+  return 1;
+}

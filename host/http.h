@@ -1,0 +1,50 @@
+/* Verified HTTP transfers over libcurl (module uphook.c.http).
+ *
+ * The engine checks a hook's permissions and passes the resulting allow
+ * lists in; this file enforces them on the first URL and on every
+ * redirect target (libcurl's protocol options do not restrict hosts).
+ * The helpers below are shared with the Kubernetes REST client.
+ */
+#ifndef UH_HTTP_H
+#define UH_HTTP_H
+#include <stddef.h>
+#include <curl/curl.h>
+#include "luax.h"
+
+#define UH_HTTP_MAXHOSTS 64
+#define UH_HTTP_MAXREDIRS 5
+#define UH_HTTP_URLMAX 4096
+
+/* Hosts a transfer may reach.  Entries are "host" or "host:port",
+ * compared without case.  https is allowed to hosts in either list,
+ * plain http only to hosts in `http`. */
+typedef struct uh_allow {
+  const char *https[UH_HTTP_MAXHOSTS];
+  size_t nhttps;
+  const char *http[UH_HTTP_MAXHOSTS];
+  size_t nhttp;
+} uh_allow;
+
+/* UH_OK when url's scheme and host pass the allow lists; *plain is set
+ * to 1 when plain http is allowed for its host.  Otherwise UH_EDENIED
+ * (or UH_EINVAL for an unparsable URL) with the reason in err. */
+uh_err uh_http_allowed(const uh_allow *a, const char *url, int *plain,
+                       char *err, size_t errlen);
+
+/* The process's one easy handle, curl_easy_reset() and set to the safe
+ * defaults: TLS verification on (system CAs or ca_file), TLS >= 1.2,
+ * https only, no redirects followed, no Accept-Encoding, connect and
+ * low-speed timeouts, whole transfer bounded by timeout_ms (0: none).
+ * Proxies come from the environment.  NULL when libcurl fails. */
+CURL *uh_http_handle(const char *ca_file, long timeout_ms);
+
+/* Find the sha256 of `name` in a GNU ("hex  name", "hex *name") or BSD
+ * ("SHA256 (name) = hex") checksum file; a file holding one bare sum
+ * also answers.  Pure: reads only text[0..len).  out gets lowercase hex.
+ * UH_ENOENT: no entry; UH_EPARSE: conflicting entries for the name. */
+uh_err uh_checksum_for(const char *text, size_t len, const char *name,
+                       size_t namelen, char out[65]);
+
+int luaopen_uphook_http(lua_State *L);
+
+#endif
