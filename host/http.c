@@ -74,28 +74,29 @@ uh_err uh_http_allowed(const uh_allow *a, const char *url, int *plain,
     goto done;
   }
   if (curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) ||
-      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
-      curl_url_get(u, CURLUPART_HOST, &host, 0)) {
-    snprintf(err, errlen, "not an absolute URL with a host");
+      curl_url_get(u, CURLUPART_SCHEME, &scheme, 0)) {
+    snprintf(err, errlen, "not an absolute URL");
+    goto done;
+  }
+  rc = UH_EDENIED;
+  if (strcmp(scheme, "https") != 0 && strcmp(scheme, "http") != 0) {
+    snprintf(err, errlen, "scheme %s is not allowed", scheme);
+    goto done;
+  }
+  if (curl_url_get(u, CURLUPART_HOST, &host, 0)) {
+    snprintf(err, errlen, "no host in the URL");
     goto done;
   }
   curl_url_get(u, CURLUPART_PORT, &port, 0);   /* NULL when absent */
-  rc = UH_EDENIED;
   *plain = host_listed(a->http, a->nhttp, host, port);
-  if (strcmp(scheme, "https") == 0) {
-    if (*plain || host_listed(a->https, a->nhttps, host, port))
-      rc = UH_OK;
-    else
-      snprintf(err, errlen, "host %s is not declared (net:%s)", host, host);
-  } else if (strcmp(scheme, "http") == 0) {
-    if (*plain)
-      rc = UH_OK;
-    else
-      snprintf(err, errlen, "plain http to %s is not declared "
-               "(net:http://%s)", host, host);
-  } else {
-    snprintf(err, errlen, "scheme %s is not allowed", scheme);
-  }
+  if (*plain || (scheme[4] == 's' && host_listed(a->https, a->nhttps, host,
+                                                 port)))
+    rc = UH_OK;
+  else if (scheme[4] == 's')
+    snprintf(err, errlen, "host %s is not declared (net:%s)", host, host);
+  else
+    snprintf(err, errlen, "plain http to %s is not declared "
+             "(net:http://%s)", host, host);
 done:
   curl_free(scheme);
   curl_free(host);
@@ -455,20 +456,29 @@ static uh_err xfer_once(xfer *x, const char *url, int plain, char *msg,
   return rc == CURLE_OPERATION_TIMEDOUT ? UH_ETIMEOUT : UH_ENET;
 }
 
+static void redirected_from(const xfer *x, int hops, char *msg, size_t msglen)
+{
+  size_t n = strlen(msg);
+  if (hops > 0 && n < msglen)
+    snprintf(msg + n, msglen - n, " (redirected from %s)", x->url0);
+}
+
 /* Follow redirects by hand, checking each target.  On UH_OK x->status
  * is the final status (< 400 unless x->nobody). */
 static uh_err xfer_follow(xfer *x, char *cur, char *msg, size_t msglen)
 {
   char why[512], *next = NULL;
-  int plain;
+  int plain, hop;
   uh_err rc;
   if (uh_http_allowed(x->allow, cur, &plain, why, sizeof why) != UH_OK) {
     snprintf(msg, msglen, "%s: %s", cur, why);
     return UH_EDENIED;
   }
-  for (int hop = 0;; hop++) {
-    if ((rc = xfer_once(x, cur, plain, msg, msglen)) != UH_OK)
+  for (hop = 0;; hop++) {
+    if ((rc = xfer_once(x, cur, plain, msg, msglen)) != UH_OK) {
+      redirected_from(x, hop, msg, msglen);
       return rc;
+    }
     if (x->status < 300 || x->status >= 400)
       break;
     if (curl_easy_getinfo(x->c, CURLINFO_REDIRECT_URL, &next) || !next) {
@@ -489,6 +499,7 @@ static uh_err xfer_follow(xfer *x, char *cur, char *msg, size_t msglen)
   }
   if (x->status >= 400 && !x->nobody) {
     snprintf(msg, msglen, "%s: HTTP %ld", cur, x->status);
+    redirected_from(x, hop, msg, msglen);
     return UH_EHTTP;
   }
   return UH_OK;

@@ -214,8 +214,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.redirect(targets[path])
         if parts[:2] == ["redirect", "chain"] and len(parts) == 3 \
                 and parts[2].isdigit():
-            k = int(parts[2])
-            return self.redirect("/redirect/chain/%d" % (k - 1) if k > 0
+            k = int(parts[2])               # exactly k redirects
+            if k == 0:
+                return self.send_pattern(100)
+            return self.redirect("/redirect/chain/%d" % (k - 1) if k > 1
                                  else "/file/100")
         self.send_body(404, b"not found\n")
 
