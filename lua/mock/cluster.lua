@@ -1,0 +1,791 @@
+--- uphook.mock.cluster: the mock backend, an in-memory API server.
+---
+--- Implements the Backend of docs/internals.md ("The backend
+--- interface") for `uphook test` and `--offline`. Pure Lua, no policy:
+--- the engine journals, plans, labels and checks permissions; this only
+--- behaves like the API server where a hook can tell:
+---
+--- * objects keyed by group, kind, namespace and name; built-in kinds in
+---   uphook.mock.kinds, custom kinds once their CRD exists (404 "no
+---   matches for kind" before);
+--- * `apply` merges like server-side apply (uphook.mock.merge);
+--- * resourceVersion advances on every write; metadata.generation on
+---   changes outside metadata/status, for the kinds the real server keeps
+---   it for (workloads, Job, CronJob, CRD, PDB, Ingress, NetworkPolicy,
+---   webhook configurations, every custom resource);
+--- * immutable fields rejected with the server's messages
+---   (uphook.mock.validate), also through `replace`;
+--- * server defaults a hook can trip over (StorageClass reclaimPolicy and
+---   volumeBindingMode, Service type/clusterIP/port protocol, replicas,
+---   the default StorageClass of a new PVC, Secret stringData -> data);
+--- * controllers: workloads and Jobs finish at once unless stalled, CRDs
+---   become Established, APIServices Available, Namespaces Active;
+--- * deleting a Namespace deletes its objects, deleting a CRD its custom
+---   resources (at once, where a real server takes a moment);
+--- * time is a mock clock (uphook.mock.clock): `watch` and `sleep` cost
+---   no real time.
+---
+--- Everything returned is a deep copy; everything stored is a deep copy.
+local kinds = require "uphook.mock.kinds"
+local merge = require "uphook.mock.merge"
+local errors = require "uphook.mock.errors"
+local validate = require "uphook.mock.validate"
+local ctl = require "uphook.mock.controllers"
+local clockmod = require "uphook.mock.clock"
+
+local M = {}
+local copy, equal = merge.copy, merge.equal
+
+---@class MockCluster: Backend
+---@field name string                 "mock"
+---@field clock MockClock
+---@field restarts {service: string, time: number}[]
+---@field private null any            value treated as null (yaml.null)
+---@field private array_mt table|nil  metatable of decoded sequences
+---@field private store table<string, table<string, table>>  gk -> key -> obj
+---@field private custom table<string, KindInfo>  "group/Kind" -> info
+---@field private custom_kind table<string, KindInfo>  "Kind" -> info
+---@field private rv integer
+---@field private uids integer
+---@field private ips table<string, boolean>
+---@field private stalls table<string, {seconds?: number}>
+local Cluster = {}
+Cluster.__index = Cluster
+
+--- Namespaces every cluster has, whether or not the fixture lists them.
+M.BUILTIN_NAMESPACES = { default = true, ["kube-system"] = true,
+  ["kube-public"] = true, ["kube-node-lease"] = true }
+
+--- MicroK8s' service CIDR.
+M.SERVICE_CIDR = "10.152.183."
+
+local function raise(e) error(e, 0) end
+
+local function gk(info) return info.group .. "/" .. info.kind end
+
+-- "\0" sorts before every name character: namespace order first.
+local function okey(ns, name) return (ns or "") .. "\0" .. name end
+
+---Create a mock cluster.
+---@param opts? {objects?: table[], clock?: MockClock, null?: any, array_mt?: table, this_node?: string}
+---@return MockCluster
+function M.new(opts)
+  opts = opts or {}
+  local self = setmetatable({
+    name = "mock",
+    clock = opts.clock or clockmod.new(),
+    null = opts.null, array_mt = opts.array_mt,
+    this_node_name = opts.this_node,
+    store = {}, custom = {}, custom_kind = {},
+    rv = 0, uids = 0, ips = {}, stalls = {}, restarts = {},
+  }, Cluster)
+  local objs = opts.objects or {}
+  -- CRDs first, so custom resources in the same fixture resolve.
+  for _, o in ipairs(objs) do
+    if type(o) == "table" and o.kind == "CustomResourceDefinition" then
+      self:_seed(o)
+    end
+  end
+  for _, o in ipairs(objs) do
+    if type(o) ~= "table" or o.kind ~= "CustomResourceDefinition" then
+      self:_seed(o)
+    end
+  end
+  return self
+end
+
+--- Kinds -----------------------------------------------------------------
+
+-- Resolve a kind argument ("Kind", "v1/Kind", "group/version/Kind").
+function Cluster:_resolve(arg)
+  if type(arg) ~= "string" or arg == "" then
+    error("kind must be a non-empty string", 3)
+  end
+  local kind, av = kinds.parse_arg(arg)
+  local b = kinds.builtin[kind]
+  if not av then
+    local info = b or self.custom_kind[kind]
+    if not info then raise(errors.unknown_kind(kind)) end
+    return info
+  end
+  local group, version = kinds.split_api_version(av)
+  if b and b.group == group then
+    if b.version == version then return b end
+    raise(errors.no_match(kind, av))
+  end
+  local c = self.custom[group .. "/" .. kind]
+  if c and kinds.serves(c, version) then return c end
+  raise(errors.no_match(kind, av))
+end
+
+function Cluster:_refresh_custom()
+  self.custom, self.custom_kind = {}, {}
+  local crds = self.store["apiextensions.k8s.io/CustomResourceDefinition"]
+  local names = {}
+  for k in pairs(crds or {}) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do
+    local info = kinds.from_crd(crds[k])
+    if info then
+      self.custom[gk(info)] = info
+      if not kinds.builtin[info.kind] and not self.custom_kind[info.kind] then
+        self.custom_kind[info.kind] = info
+      end
+    end
+  end
+end
+
+-- The namespace an object lives in: nil for cluster-scoped kinds,
+-- "default" when a namespaced one names none.
+local function norm_ns(info, ns)
+  if not info.namespaced then return nil end
+  if ns == nil or ns == "" then return "default" end
+  return ns
+end
+
+function Cluster:_bucket(info)
+  local k = gk(info)
+  local b = self.store[k]
+  if not b then b = {}; self.store[k] = b end
+  return b
+end
+
+function Cluster:_lookup(info, name, ns)
+  local b = self.store[gk(info)]
+  return b and b[okey(ns, name)]
+end
+
+function Cluster:_check_namespace(info, ns)
+  if not info.namespaced or M.BUILTIN_NAMESPACES[ns] then return end
+  if not self:_lookup(kinds.builtin.Namespace, ns, nil) then
+    raise(errors.not_found(kinds.builtin.Namespace, ns))
+  end
+end
+
+--- Writes ----------------------------------------------------------------
+
+function Cluster:_next_rv()
+  self.rv = self.rv + 1
+  return tostring(self.rv)
+end
+
+function Cluster:_next_uid()
+  self.uids = self.uids + 1
+  return string.format("00000000-0000-4000-8000-%012x", self.uids)
+end
+
+function Cluster:_alloc_ip()
+  for i = 2, 254 do
+    local ip = M.SERVICE_CIDR .. i
+    if i ~= 10 and not self.ips[ip] then return ip end
+  end
+  error("mock cluster: service CIDR exhausted")
+end
+
+-- Service cluster IPs: keep the requested one if free, else allocate.
+function Cluster:_service_ip(info, obj, old)
+  local spec = obj.spec
+  if type(spec) ~= "table" or spec.type == "ExternalName" then return end
+  local want = spec.clusterIP
+  if (want == nil or want == "") and old then
+    want = validate.get(old, "spec", "clusterIP")   -- PUT keeps it
+    spec.clusterIP = want
+    spec.clusterIPs = copy(validate.get(old, "spec", "clusterIPs"))
+  end
+  if want == "None" then
+    if spec.clusterIPs == nil then spec.clusterIPs = { "None" } end
+    return
+  end
+  if want == nil or want == "" then
+    want = self:_alloc_ip()
+    spec.clusterIP = want
+  elseif not old and self.ips[want] then
+    raise(errors.invalid(info, obj.metadata.name, {
+      string.format('spec.clusterIPs: Invalid value: ["%s"]: failed to ' ..
+        'allocate IP %s: provided IP is already allocated', want, want) }))
+  end
+  if spec.clusterIPs == nil then spec.clusterIPs = { want } end
+end
+
+-- Secret stringData is write-only: the server folds it into data.
+local function fold_string_data(obj)
+  if type(obj.stringData) ~= "table" then return end
+  obj.data = type(obj.data) == "table" and obj.data or {}
+  for k, v in pairs(obj.stringData) do
+    obj.data[k] = ctl.base64(tostring(v))
+  end
+  obj.stringData = nil
+end
+
+function Cluster:_default_class()
+  for _, sc in pairs(self.store["storage.k8s.io/StorageClass"] or {}) do
+    local a = sc.metadata.annotations
+    if type(a) == "table"
+        and a["storageclass.kubernetes.io/is-default-class"] == "true" then
+      return sc.metadata.name
+    end
+  end
+end
+
+-- Server-side changes every write goes through (in place).
+function Cluster:_prepare(info, obj, old)
+  ctl.defaults(info.kind, obj)
+  if info.kind == "Secret" then fold_string_data(obj) end
+  if info.kind == "Service" then self:_service_ip(info, obj, old) end
+  if info.kind == "PersistentVolumeClaim" and not old
+      and type(obj.spec) == "table" and obj.spec.storageClassName == nil then
+    obj.spec.storageClassName = self:_default_class()
+  end
+end
+
+-- Does anything outside metadata/status differ?
+local function spec_changed(a, b)
+  for k, v in pairs(a) do
+    if k ~= "metadata" and k ~= "status" and not equal(v, b[k]) then
+      return true
+    end
+  end
+  for k in pairs(b) do
+    if k ~= "metadata" and k ~= "status" and a[k] == nil then return true end
+  end
+  return false
+end
+
+-- Keep what the server owns in metadata from the stored object.
+local SERVER_META = { "uid", "creationTimestamp", "generation",
+                      "resourceVersion", "managedFields", "selfLink",
+                      "deletionTimestamp" }
+
+local function keep_server_meta(new, old)
+  for _, f in ipairs(SERVER_META) do new.metadata[f] = old.metadata[f] end
+  new.metadata.name, new.metadata.namespace =
+    old.metadata.name, old.metadata.namespace
+end
+
+function Cluster:_admit_update(info, old, new)
+  local errs = validate.update(info, old, new)
+  if #errs > 0 then raise(errors.invalid(info, old.metadata.name, errs)) end
+  if info.kind == "PersistentVolumeClaim" then
+    local g = validate.get
+    local a = validate.quantity(g(old, "spec", "resources", "requests",
+                                  "storage"))
+    local b = validate.quantity(g(new, "spec", "resources", "requests",
+                                  "storage"))
+    if a and b and b > a then
+      local sc = self:_lookup(kinds.builtin.StorageClass,
+                              g(new, "spec", "storageClassName") or "", nil)
+      if not (sc and sc.allowVolumeExpansion == true) then
+        raise(errors.forbidden(info, old.metadata.name,
+          "only dynamically provisioned pvc can be resized and the " ..
+          "storageclass that provisions the pvc must support resize"))
+      end
+    end
+  end
+end
+
+-- Store `obj` (owned) under its key, with a new resourceVersion.
+function Cluster:_put(info, obj)
+  obj.metadata.resourceVersion = self:_next_rv()
+  self:_bucket(info)[okey(obj.metadata.namespace, obj.metadata.name)] = obj
+  if info.kind == "Service" then
+    local ip = validate.get(obj, "spec", "clusterIP")
+    if ip and ip ~= "None" then self.ips[ip] = true end
+  end
+end
+
+-- A new object from a request body: validated, defaulted, not stored.
+function Cluster:_new_object(info, obj)
+  local new = copy(obj, self.null, true)
+  local md = new.metadata
+  md.namespace = norm_ns(info, md.namespace)
+  for _, f in ipairs(SERVER_META) do md[f] = nil end
+  if info.status then new.status = nil end
+  local errs = validate.create(info, new)
+  if #errs > 0 then raise(errors.invalid(info, md.name, errs)) end
+  md.uid = self:_next_uid()
+  md.creationTimestamp = self.clock:timestamp()
+  if info.gen then md.generation = 1 end
+  self:_prepare(info, new, nil)
+  return new
+end
+
+-- Check a request body and resolve its kind.
+function Cluster:_body(obj, what)
+  if type(obj) ~= "table" then
+    error(what .. ": object must be a table", 3)
+  end
+  if type(obj.apiVersion) ~= "string" or type(obj.kind) ~= "string" then
+    raise(errors.bad_request("Object 'Kind' is missing in object: " ..
+                             "apiVersion and kind are required"))
+  end
+  local info = self:_resolve(obj.apiVersion .. "/" .. obj.kind)
+  local md = obj.metadata
+  if type(md) ~= "table" or type(md.name) ~= "string" or md.name == "" then
+    if not (what == "create" and type(md) == "table"
+            and type(md.generateName) == "string") then
+      raise(errors.bad_request("resource name may not be empty"))
+    end
+  end
+  return info, md
+end
+
+--- Controllers -----------------------------------------------------------
+
+function Cluster:_count(kind)
+  local n = 0
+  for _ in pairs(self.store["/" .. kind] or {}) do n = n + 1 end
+  return n
+end
+
+-- Write a status (a separate write, as a controller's would be).
+function Cluster:_set_status(info, obj, status)
+  obj.status = status
+  self:_put(info, obj)
+end
+
+-- Run the controllers after a write of `obj` (the stored table).
+function Cluster:_reconcile(info, obj)
+  if info.versions then return end
+  local kind, ts = info.kind, self.clock:timestamp()
+  if ctl.ROLLOUT[kind] then
+    if ctl.observed(obj) then return end   -- caught up, or stalled
+    local key = gk(info) .. "/" .. okey(obj.metadata.namespace,
+                                         obj.metadata.name)
+    local stall = self.stalls[key]
+    self:_set_status(info, obj,
+      ctl[kind](obj, ts, stall ~= nil, self:_count("Node")))
+    if stall and stall.seconds then
+      local gen = obj.metadata.generation
+      self.clock:after(stall.seconds, function()
+        local cur = self:_lookup(info, obj.metadata.name,
+                                 obj.metadata.namespace)
+        if cur and cur.metadata.generation == gen then
+          self.stalls[key] = nil
+          self:_complete(info, cur)
+        end
+      end)
+    end
+  elseif kind == "CustomResourceDefinition" then
+    self:_refresh_custom()
+    if not ctl.condition_true(obj, "Established") then
+      self:_set_status(info, obj, ctl.crd_status(obj, ts))
+    end
+  elseif kind == "APIService" then
+    if not ctl.condition_true(obj, "Available") then
+      self:_set_status(info, obj, ctl.apiservice_status(obj, ts))
+    end
+  elseif kind == "Namespace" then
+    if validate.get(obj, "status", "phase") == nil then
+      self:_set_status(info, obj, { phase = "Active" })
+    end
+  elseif kind == "Node" then
+    self:_nodes_changed()
+  end
+end
+
+-- Finish a rollout now.
+function Cluster:_complete(info, obj)
+  self:_set_status(info, obj, ctl[info.kind](obj, self.clock:timestamp(),
+                                             false, self:_count("Node")))
+end
+
+-- DaemonSets follow the number of nodes.
+function Cluster:_nodes_changed()
+  local info = kinds.builtin.DaemonSet
+  local n = math.max(self:_count("Node"), 1)
+  for k, ds in pairs(self.store["apps/DaemonSet"] or {}) do
+    local s = ds.status
+    if type(s) == "table" and s.desiredNumberScheduled ~= n
+        and not self.stalls["apps/DaemonSet/" .. k] then
+      self:_complete(info, ds)
+    end
+  end
+end
+
+--- Seeding ---------------------------------------------------------------
+
+function Cluster:_seed(o)
+  if type(o) ~= "table" or type(o.apiVersion) ~= "string"
+      or type(o.kind) ~= "string" or type(o.metadata) ~= "table"
+      or type(o.metadata.name) ~= "string" then
+    error("mock cluster: a fixture object needs apiVersion, kind and " ..
+          "metadata.name", 3)
+  end
+  local info = self:_resolve(o.apiVersion .. "/" .. o.kind)
+  local obj = copy(o)
+  local md = obj.metadata
+  md.namespace = norm_ns(info, md.namespace)
+  if md.uid == nil then md.uid = self:_next_uid() end
+  if md.creationTimestamp == nil or md.creationTimestamp == self.null then
+    md.creationTimestamp = self.clock:timestamp()
+  end
+  if info.gen and md.generation == nil then md.generation = 1 end
+  local rv = tonumber(md.resourceVersion)
+  if rv and rv > self.rv then self.rv = math.floor(rv) end
+  self:_prepare(info, obj, nil)
+  local given = md.resourceVersion
+  self:_put(info, obj)
+  if given ~= nil then md.resourceVersion = given end
+  if info.kind == "CustomResourceDefinition" then self:_refresh_custom() end
+  -- A fixture without status describes a settled cluster.
+  if obj.status == nil then
+    local before = md.resourceVersion
+    self:_reconcile(info, obj)
+    md.resourceVersion = before
+  end
+end
+
+--- Backend ---------------------------------------------------------------
+
+---Server-side apply (field manager uphook, conflicts forced).
+---@param obj table
+---@param opts? {dry_run?: boolean}
+---@return table stored_obj, "created"|"configured"|"unchanged" action
+function Cluster:apply(obj, opts)
+  local info, md = self:_body(obj, "apply")
+  local dry = opts and opts.dry_run
+  local ns = norm_ns(info, md.namespace)
+  self:_check_namespace(info, ns)
+  local old = self:_lookup(info, md.name, ns)
+  if not old then
+    local new = self:_new_object(info, obj)
+    if dry then return copy(new), "created" end
+    self:_put(info, new)
+    local out = copy(new)
+    self:_reconcile(info, new)
+    return out, "created"
+  end
+  if md.resourceVersion ~= nil and md.resourceVersion ~= self.null
+      and md.resourceVersion ~= old.metadata.resourceVersion then
+    raise(errors.conflict(info, md.name))
+  end
+  if md.uid ~= nil and md.uid ~= self.null and md.uid ~= old.metadata.uid then
+    raise(errors.uid_conflict(md.uid, old.metadata.uid))
+  end
+  local applied = copy(obj)
+  if info.status then applied.status = nil end
+  for _, f in ipairs(SERVER_META) do applied.metadata[f] = nil end
+  applied.metadata.namespace = nil
+  local new = merge.apply(old, applied, { kind = info.kind, null = self.null,
+                                          array_mt = self.array_mt })
+  keep_server_meta(new, old)
+  self:_prepare(info, new, old)
+  if equal(new, old) then return copy(old), "unchanged" end
+  self:_admit_update(info, old, new)
+  if info.gen and spec_changed(new, old) then
+    new.metadata.generation = (old.metadata.generation or 0) + 1
+  end
+  if dry then return copy(new), "configured" end
+  self:_put(info, new)
+  local out = copy(new)
+  self:_reconcile(info, new)
+  return out, "configured"
+end
+
+---Read one object, or nil when absent.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@return table|nil
+function Cluster:get(kind, name, namespace)
+  local info = self:_resolve(kind)
+  assert(type(name) == "string", "get: name must be a string")
+  local obj = self:_lookup(info, name, norm_ns(info, namespace))
+  if not obj then return nil end
+  local out = copy(obj)
+  local _, av = kinds.parse_arg(kind)
+  if av and info.versions then out.apiVersion = av end
+  return out
+end
+
+local function labels_match(obj, want)
+  if not want then return true end
+  local have = obj.metadata.labels
+  for k, v in pairs(want) do
+    if type(have) ~= "table" or have[k] ~= v then return false end
+  end
+  return true
+end
+
+---List objects of a kind, sorted by namespace then name.
+---@param kind string
+---@param opts? {namespace?: string, labels?: table<string, string>}
+---@return table[]
+function Cluster:list(kind, opts)
+  local info = self:_resolve(kind)
+  local ns = opts and opts.namespace
+  if not info.namespaced then ns = nil end
+  local labels = opts and opts.labels
+  local keys = {}
+  local b = self.store[gk(info)] or {}
+  for k, obj in pairs(b) do
+    if (ns == nil or obj.metadata.namespace == ns)
+        and labels_match(obj, labels) then
+      keys[#keys + 1] = k
+    end
+  end
+  table.sort(keys)
+  local out = {}
+  for i, k in ipairs(keys) do out[i] = copy(b[k]) end
+  if self.array_mt then setmetatable(out, self.array_mt) end
+  return out
+end
+
+---POST: create; 409 AlreadyExists when present.
+---@param obj table
+---@return table stored_obj
+function Cluster:create(obj)
+  local info, md = self:_body(obj, "create")
+  local ns = norm_ns(info, md.namespace)
+  self:_check_namespace(info, ns)
+  local body = obj
+  if md.name == nil or md.name == "" then
+    body = copy(obj)
+    local n = 0
+    repeat
+      n = n + 1
+      body.metadata.name = md.generateName ..
+        string.format("%05x", (self.uids * 7919 + n) % 0xfffff)
+    until not self:_lookup(info, body.metadata.name, ns)
+  elseif self:_lookup(info, md.name, ns) then
+    raise(errors.already_exists(info, md.name))
+  end
+  local new = self:_new_object(info, body)
+  self:_put(info, new)
+  local out = copy(new)
+  self:_reconcile(info, new)
+  return out
+end
+
+---PUT: replace the whole object (status kept where it is a
+---subresource). metadata.resourceVersion, when set, is a precondition.
+---@param obj table
+---@return table stored_obj
+function Cluster:replace(obj)
+  local info, md = self:_body(obj, "replace")
+  local ns = norm_ns(info, md.namespace)
+  local old = self:_lookup(info, md.name, ns)
+  if not old then raise(errors.not_found(info, md.name)) end
+  if md.resourceVersion ~= nil and md.resourceVersion ~= self.null
+      and md.resourceVersion ~= old.metadata.resourceVersion then
+    raise(errors.conflict(info, md.name))
+  end
+  local new = copy(obj, self.null, true)
+  keep_server_meta(new, old)
+  if info.status then new.status = copy(old.status) end
+  self:_prepare(info, new, old)
+  if equal(new, old) then return copy(old) end
+  self:_admit_update(info, old, new)
+  if info.gen and spec_changed(new, old) then
+    new.metadata.generation = (old.metadata.generation or 0) + 1
+  end
+  self:_put(info, new)
+  local out = copy(new)
+  self:_reconcile(info, new)
+  return out
+end
+
+function Cluster:_remove(info, obj)
+  local md = obj.metadata
+  self.store[gk(info)][okey(md.namespace, md.name)] = nil
+  if info.kind == "Service" then
+    local ip = validate.get(obj, "spec", "clusterIP")
+    if ip then self.ips[ip] = nil end
+  end
+end
+
+---DELETE. True when deleted, false when it was absent. A Namespace
+---takes its objects along, a CRD its custom resources.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@return boolean
+function Cluster:delete(kind, name, namespace)
+  local info = self:_resolve(kind)
+  local obj = self:_lookup(info, name, norm_ns(info, namespace))
+  if not obj then return false end
+  self:_remove(info, obj)
+  self.rv = self.rv + 1
+  if info.kind == "Namespace" and not info.versions then
+    for g, bucket in pairs(self.store) do
+      for _, o in pairs(bucket) do
+        if o.metadata.namespace == name then
+          self:_remove({ group = g:match("^(.-)/"),
+                         kind = g:match("/(.*)$") }, o)
+        end
+      end
+    end
+  elseif info.kind == "CustomResourceDefinition" and not info.versions then
+    local def = kinds.from_crd(obj)
+    if def then self.store[gk(def)] = nil end
+    self:_refresh_custom()
+  elseif info.kind == "Node" and not info.versions then
+    self:_nodes_changed()
+  end
+  return true
+end
+
+---Watch one object: fn(obj_or_nil) on the current object and on every
+---change, until fn returns true or `timeout` mock seconds pass. The
+---clock jumps from event to event, so a timeout costs no real time.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@param fn fun(obj: table|nil): boolean
+---@param timeout? number seconds (default 300)
+---@return boolean ok, table|nil last_obj
+function Cluster:watch(kind, name, namespace, fn, timeout)
+  assert(type(fn) == "function", "watch: fn must be a function")
+  local deadline = self.clock:now() + (timeout or 300)
+  local obj = self:get(kind, name, namespace)
+  if fn(obj) then return true, obj end
+  local seen = obj and obj.metadata.resourceVersion
+  while true do
+    local t = self.clock:next_event()
+    if not t or t > deadline then
+      self.clock:advance_to(deadline)
+      return false, obj
+    end
+    self.clock:advance_to(t)
+    local cur = self:get(kind, name, namespace)
+    local rv = cur and cur.metadata.resourceVersion
+    if rv ~= seen then
+      obj, seen = cur, rv
+      if fn(obj) then return true, obj end
+    end
+  end
+end
+
+---The mock time in seconds.
+---@return number
+function Cluster:now()
+  return self.clock:now()
+end
+
+---Advance the mock clock (instantly), running what is due.
+---@param seconds number
+function Cluster:sleep(seconds)
+  self.clock:sleep(seconds)
+end
+
+---Record a service restart.
+---@param service string
+---@return boolean
+function Cluster:restart(service)
+  assert(type(service) == "string", "restart: service must be a string")
+  self.restarts[#self.restarts + 1] = { service = service,
+                                        time = self.clock:now() }
+  return true
+end
+
+--- Test helpers ----------------------------------------------------------
+
+---Every object, sorted by group/kind, namespace, name (deep copies).
+---@return table[]
+function Cluster:objects()
+  local gks = {}
+  for k in pairs(self.store) do gks[#gks + 1] = k end
+  table.sort(gks)
+  local out = {}
+  for _, g in ipairs(gks) do
+    local b, keys = self.store[g], {}
+    for k in pairs(b) do keys[#keys + 1] = k end
+    table.sort(keys)
+    for _, k in ipairs(keys) do out[#out + 1] = copy(b[k]) end
+  end
+  return out
+end
+
+---A deep copy of the whole state, for restore().
+---@return table
+function Cluster:snapshot()
+  return { store = copy(self.store), rv = self.rv, uids = self.uids,
+           ips = copy(self.ips), restarts = copy(self.restarts),
+           stalls = copy(self.stalls) }
+end
+
+---Go back to a snapshot (the clock is not rewound).
+---@param snap table
+function Cluster:restore(snap)
+  self.store, self.ips = copy(snap.store), copy(snap.ips)
+  self.restarts, self.stalls = copy(snap.restarts), copy(snap.stalls)
+  self.rv, self.uids = math.max(self.rv, snap.rv), snap.uids
+  self:_refresh_custom()
+end
+
+-- "apps/Deployment/ns/name"
+function Cluster:_stall_key(kind, name, namespace)
+  local info = self:_resolve(kind)
+  return gk(info) .. "/" .. okey(norm_ns(info, namespace), name), info
+end
+
+---Stall the rollouts of a workload: after a change its status stays
+---behind (updated replicas short, observedGeneration caught up). With
+---`seconds`, each stalled rollout finishes that many mock seconds later.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@param seconds? number
+function Cluster:stall(kind, name, namespace, seconds)
+  local key = self:_stall_key(kind, name, namespace)
+  self.stalls[key] = { seconds = seconds }
+end
+
+---Lift a stall and finish a pending rollout now.
+---@param kind string
+---@param name string
+---@param namespace? string
+function Cluster:unstall(kind, name, namespace)
+  local key, info = self:_stall_key(kind, name, namespace)
+  self.stalls[key] = nil
+  local obj = self:_lookup(info, name, norm_ns(info, namespace))
+  if obj and ctl.ROLLOUT[info.kind] then self:_complete(info, obj) end
+end
+
+local function node_info(n)
+  local labels = type(n.metadata.labels) == "table" and n.metadata.labels
+                 or {}
+  local roles = {}
+  for k in pairs(labels) do
+    local r = k:match("^node%-role%.kubernetes%.io/(.+)$")
+    if r then roles[#roles + 1] = r end
+  end
+  table.sort(roles)
+  local st = type(n.status) == "table" and n.status or {}
+  local ni = type(st.nodeInfo) == "table" and st.nodeInfo or {}
+  local addrs = {}
+  for _, a in ipairs(type(st.addresses) == "table" and st.addresses or {}) do
+    if type(a) == "table" and a.address then
+      addrs[#addrs + 1] = { type = a.type, address = a.address }
+    end
+  end
+  return { name = n.metadata.name, ready = ctl.condition_true(n, "Ready"),
+    roles = roles,
+    arch = ni.architecture or labels["kubernetes.io/arch"],
+    os = ni.operatingSystem or labels["kubernetes.io/os"],
+    kubelet_version = ni.kubeletVersion, labels = copy(labels),
+    addresses = addrs,
+    unschedulable = validate.get(n, "spec", "unschedulable") == true }
+end
+
+---Nodes in the shape of SPEC §4 nodes.list(), sorted by name.
+---@return table[]
+function Cluster:nodes()
+  local out = {}
+  for i, n in ipairs(self:list("Node")) do out[i] = node_info(n) end
+  return out
+end
+
+---The node uphook runs on: opts.this_node, else the first by name.
+---@return table|nil
+function Cluster:this_node()
+  for _, n in ipairs(self:nodes()) do
+    if not self.this_node_name or n.name == self.this_node_name then
+      return n
+    end
+  end
+  return nil
+end
+
+M.Cluster = Cluster
+return M

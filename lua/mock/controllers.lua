@@ -1,0 +1,259 @@
+--- uphook.mock.controllers: what the mock cluster's controllers write
+--- into status, and the server's defaults.
+---
+--- Workloads "roll out at once": the status a controller would reach
+--- after a finished rollout, or, when stalled, a rollout stuck with its
+--- updated replicas behind (observedGeneration caught up).
+local merge = require "uphook.mock.merge"
+local validate = require "uphook.mock.validate"
+
+local M = {}
+local get = validate.get
+
+-- Drop zero counts, as the API server's omitempty does.
+local function nz(n) if n and n ~= 0 then return n end end
+
+local function fnv(s)
+  local h = 2166136261
+  for i = 1, #s do
+    h = ((h ~ s:byte(i)) * 16777619) & 0xffffffff
+  end
+  return h
+end
+
+---A pod-template hash like the controllers' ("6d8f9c7b5").
+---@param obj table
+---@return string
+function M.template_hash(obj)
+  local tpl = get(obj, "spec", "template")
+  return string.format("%x", fnv(validate.json(tpl or {})))
+end
+
+local function cond(type_, status, reason, message, ts)
+  return { type = type_, status = status, reason = reason,
+           message = message, lastUpdateTime = ts,
+           lastTransitionTime = ts }
+end
+
+local function replicas(obj)
+  local r = get(obj, "spec", "replicas")
+  return type(r) == "number" and r or 1
+end
+
+---Deployment status after a rollout, or stalled.
+function M.Deployment(obj, ts, stalled, _)
+  local g, r = obj.metadata.generation, replicas(obj)
+  local name = obj.metadata.name
+  local rs = name .. "-" .. M.template_hash(obj)
+  local old = type(obj.status) == "table" and obj.status or {}
+  if stalled then
+    local upd = math.max(r - 1, 0)
+    return { observedGeneration = g, replicas = nz(r + 1),
+      updatedReplicas = nz(upd),
+      readyReplicas = nz(old.readyReplicas or r),
+      availableReplicas = nz(old.availableReplicas or r),
+      unavailableReplicas = 1,
+      conditions = {
+        cond("Available", "True", "MinimumReplicasAvailable",
+             "Deployment has minimum availability.", ts),
+        cond("Progressing", "True", "ReplicaSetUpdated",
+             string.format('ReplicaSet "%s" is progressing.', rs), ts),
+      } }
+  end
+  return { observedGeneration = g, replicas = nz(r), updatedReplicas = nz(r),
+    readyReplicas = nz(r), availableReplicas = nz(r),
+    conditions = {
+      cond("Available", "True", "MinimumReplicasAvailable",
+           "Deployment has minimum availability.", ts),
+      cond("Progressing", "True", "NewReplicaSetAvailable",
+           string.format('ReplicaSet "%s" has successfully progressed.', rs),
+           ts),
+    } }
+end
+
+---DaemonSet status; `nodes` is the number of Node objects (at least 1).
+function M.DaemonSet(obj, _, stalled, nodes)
+  local n = math.max(nodes or 1, 1)
+  local upd = stalled and n - 1 or n
+  return { observedGeneration = obj.metadata.generation,
+    currentNumberScheduled = n, desiredNumberScheduled = n,
+    numberMisscheduled = 0, numberReady = stalled and n - 1 or n,
+    updatedNumberScheduled = nz(upd),
+    numberAvailable = nz(stalled and n - 1 or n),
+    numberUnavailable = stalled and 1 or nil }
+end
+
+---StatefulSet status.
+function M.StatefulSet(obj, _, stalled, _)
+  local g, r = obj.metadata.generation, replicas(obj)
+  local rev = obj.metadata.name .. "-" .. M.template_hash(obj)
+  local old = type(obj.status) == "table" and obj.status or {}
+  if stalled then
+    return { observedGeneration = g, replicas = nz(r),
+      readyReplicas = nz(old.readyReplicas or r),
+      availableReplicas = nz(old.availableReplicas or r),
+      currentReplicas = nz(r - math.max(r - 1, 0)),
+      updatedReplicas = nz(math.max(r - 1, 0)),
+      currentRevision = old.currentRevision or (rev .. "0"),
+      updateRevision = rev, collisionCount = 0 }
+  end
+  return { observedGeneration = g, replicas = nz(r), readyReplicas = nz(r),
+    availableReplicas = nz(r), currentReplicas = nz(r),
+    updatedReplicas = nz(r), currentRevision = rev, updateRevision = rev,
+    collisionCount = 0 }
+end
+
+---ReplicaSet status.
+function M.ReplicaSet(obj, _, stalled, _)
+  local r = replicas(obj)
+  local ready = stalled and math.max(r - 1, 0) or r
+  return { observedGeneration = obj.metadata.generation, replicas = nz(r),
+    fullyLabeledReplicas = nz(r), readyReplicas = nz(ready),
+    availableReplicas = nz(ready) }
+end
+
+---Job status: complete at once; stalled means still running.
+function M.Job(obj, ts, stalled, _)
+  if stalled then
+    return { active = 1, startTime = ts, ready = 0 }
+  end
+  local n = get(obj, "spec", "completions")
+  n = type(n) == "number" and n or 1
+  return { succeeded = n, startTime = ts, completionTime = ts, ready = 0,
+    terminating = 0, uncountedTerminatedPods = {},
+    conditions = {
+      { type = "SuccessCriteriaMet", status = "True",
+        reason = "CompletionsReached", message = "Reached expected number of succeeded pods",
+        lastProbeTime = ts, lastTransitionTime = ts },
+      { type = "Complete", status = "True", reason = "CompletionsReached",
+        message = "Reached expected number of succeeded pods",
+        lastProbeTime = ts, lastTransitionTime = ts },
+    } }
+end
+
+---Kinds whose status a rollout controller drives.
+M.ROLLOUT = { Deployment = true, DaemonSet = true, StatefulSet = true,
+              ReplicaSet = true, Job = true }
+
+---Has the controller caught up with this object's generation?
+---@param obj table
+---@return boolean
+function M.observed(obj)
+  local s = obj.status
+  return type(s) == "table"
+     and (obj.kind == "Job" and s.startTime ~= nil
+          or s.observedGeneration == obj.metadata.generation)
+end
+
+---CRD status: Established and NamesAccepted at once.
+function M.crd_status(obj, ts)
+  local spec = obj.spec or {}
+  local stored = {}
+  for _, v in ipairs(type(spec.versions) == "table" and spec.versions
+                     or {}) do
+    if type(v) == "table" and v.storage then stored[#stored + 1] = v.name end
+  end
+  return {
+    acceptedNames = merge.copy(spec.names or {}),
+    conditions = {
+      { type = "NamesAccepted", status = "True", reason = "NoConflicts",
+        message = "no conflicts found", lastTransitionTime = ts },
+      { type = "Established", status = "True", reason = "InitialNamesAccepted",
+        message = "the initial names have been accepted",
+        lastTransitionTime = ts },
+    },
+    storedVersions = stored,
+  }
+end
+
+---Is a condition of `type_` True in obj.status.conditions?
+---@param obj table
+---@param type_ string
+---@return boolean
+function M.condition_true(obj, type_)
+  local cs = get(obj, "status", "conditions")
+  for _, c in ipairs(type(cs) == "table" and cs or {}) do
+    if type(c) == "table" and c.type == type_ then
+      return c.status == "True"
+    end
+  end
+  return false
+end
+
+---APIService status: Available.
+function M.apiservice_status(_, ts)
+  return { conditions = {
+    { type = "Available", status = "True", reason = "Passed",
+      message = "all checks passed", lastTransitionTime = ts } } }
+end
+
+local function default_ports(list, field)
+  for _, p in ipairs(type(list) == "table" and list or {}) do
+    if type(p) == "table" then
+      if p.protocol == nil then p.protocol = "TCP" end
+      if field == "service" and p.targetPort == nil and p.port ~= nil then
+        p.targetPort = p.port
+      end
+    end
+  end
+end
+
+local function default_pod_spec(spec)
+  if type(spec) ~= "table" then return end
+  for _, f in ipairs({ "containers", "initContainers" }) do
+    for _, c in ipairs(type(spec[f]) == "table" and spec[f] or {}) do
+      if type(c) == "table" then default_ports(c.ports, "container") end
+    end
+  end
+end
+
+---Fill the API server's defaults a hook can trip over (absent fields
+---only; values already set are kept). In place.
+---@param kind string
+---@param obj table
+function M.defaults(kind, obj)
+  local spec = obj.spec
+  if kind == "StorageClass" then
+    if obj.reclaimPolicy == nil then obj.reclaimPolicy = "Delete" end
+    if obj.volumeBindingMode == nil then
+      obj.volumeBindingMode = "Immediate"
+    end
+  elseif type(spec) ~= "table" then
+    return
+  elseif kind == "Service" then
+    if spec.type == nil then spec.type = "ClusterIP" end
+    default_ports(spec.ports, "service")
+  elseif kind == "Deployment" or kind == "StatefulSet"
+      or kind == "ReplicaSet" then
+    if spec.replicas == nil then spec.replicas = 1 end
+    default_pod_spec(get(spec, "template", "spec"))
+  elseif kind == "DaemonSet" or kind == "Job" then
+    default_pod_spec(get(spec, "template", "spec"))
+  elseif kind == "Pod" then
+    default_pod_spec(spec)
+  end
+end
+
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+---Standard base64 (for Secret stringData -> data).
+---@param s string
+---@return string
+function M.base64(s)
+  local out = {}
+  for i = 1, #s, 3 do
+    local a, b, c = s:byte(i, i + 2)
+    local n = (a << 16) | ((b or 0) << 8) | (c or 0)
+    local q = {}
+    for j = 1, 4 do
+      local idx = (n >> (6 * (4 - j))) & 63
+      q[j] = B64:sub(idx + 1, idx + 1)
+    end
+    if not b then q[3] = "=" end
+    if not c then q[4] = "=" end
+    out[#out + 1] = table.concat(q)
+  end
+  return table.concat(out)
+end
+
+return M

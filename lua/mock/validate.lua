@@ -1,0 +1,358 @@
+--- uphook.mock.validate: the API server's validation that a hook can run
+--- into, with its messages.
+---
+--- Field errors are strings "path: Type: detail" as apimachinery prints
+--- them; values in "Invalid value:" are JSON as Kubernetes 1.34 prints
+--- them (`{"matchLabels":{"app":"x"}}`, `["10.0.0.1"]`).
+local merge = require "uphook.mock.merge"
+
+local M = {}
+local equal = merge.equal
+
+-- Field order Go's encoding/json would use for the structs we print.
+local ORDER = {
+  matchLabels = 1, matchExpressions = 2,
+  key = 1, operator = 2, values = 3,
+  apiGroup = 1, kind = 2, name = 3,
+  metadata = 1, spec = 2,
+}
+
+local function json_string(s)
+  return '"' .. s:gsub('[%c"\\]', function(c)
+    local esc = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n",
+                  ["\t"] = "\\t", ["\r"] = "\\r" }
+    return esc[c] or string.format("\\u%04x", c:byte())
+  end) .. '"'
+end
+
+---Compact JSON of plain data, for messages (maps sorted like Go).
+---@param v any
+---@param null? any
+---@return string
+local function json(v, null)
+  local t = type(v)
+  if v == nil or (null ~= nil and v == null) then return "null" end
+  if t == "string" then return json_string(v) end
+  if t == "number" then
+    return (math.type(v) == "integer" or v ~= math.floor(v))
+           and tostring(v) or string.format("%d", v)
+  end
+  if t == "boolean" then return tostring(v) end
+  if t ~= "table" then return json_string(tostring(v)) end
+  if merge.is_list(v) then
+    local out = {}
+    for i, x in ipairs(v) do out[i] = json(x, null) end
+    return "[" .. table.concat(out, ",") .. "]"
+  end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+  table.sort(keys, function(a, b)
+    local pa, pb = ORDER[a] or 99, ORDER[b] or 99
+    if pa ~= pb then return pa < pb end
+    return a < b
+  end)
+  local out = {}
+  for i, k in ipairs(keys) do
+    out[i] = json_string(k) .. ":" .. json(v[k], null)
+  end
+  return "{" .. table.concat(out, ",") .. "}"
+end
+M.json = json
+
+local SUFFIX = {
+  [""] = 1, m = 1e-3, k = 1e3, M = 1e6, G = 1e9, T = 1e12, P = 1e15,
+  E = 1e18, Ki = 2 ^ 10, Mi = 2 ^ 20, Gi = 2 ^ 30, Ti = 2 ^ 40,
+  Pi = 2 ^ 50, Ei = 2 ^ 60,
+}
+
+---Parse a Kubernetes quantity ("10Gi", "500M", "1.5", "1e3") into a
+---number, or nil when malformed.
+---@param q any
+---@return number|nil
+function M.quantity(q)
+  if type(q) == "number" then return q end
+  if type(q) ~= "string" then return nil end
+  local num, suf = q:match("^([+-]?[%d.]+)(%a*)$")
+  if num and SUFFIX[suf] and tonumber(num) then
+    return tonumber(num) * SUFFIX[suf]
+  end
+  local n = tonumber(q)
+  return n
+end
+
+local function get(t, ...)
+  for i = 1, select("#", ...) do
+    if type(t) ~= "table" then return nil end
+    t = t[select(i, ...)]
+  end
+  return t
+end
+M.get = get
+
+local function immutable(path, value)
+  return string.format("%s: Invalid value: %s: field is immutable", path,
+                       json(value))
+end
+
+-- Spec selector vs template labels (apps and batch validation).
+local function check_selector(obj, kind, errs)
+  local sel = get(obj, "spec", "selector")
+  if sel == nil then
+    if kind ~= "Job" then errs[#errs + 1] = "spec.selector: Required value" end
+    return
+  end
+  local labels = get(obj, "spec", "template", "metadata", "labels") or {}
+  for k, v in pairs(type(sel.matchLabels) == "table" and sel.matchLabels
+                    or {}) do
+    if labels[k] ~= v then
+      errs[#errs + 1] = "spec.template.metadata.labels: Invalid value: " ..
+        json(labels) .. ": `selector` does not match template `labels`"
+      return
+    end
+  end
+end
+
+local WORKLOADS = { Deployment = true, DaemonSet = true, StatefulSet = true,
+                    ReplicaSet = true }
+
+local SUBDOMAIN = "a lowercase RFC 1123 subdomain must consist of lower " ..
+  "case alphanumeric characters, '-' or '.', and must start and end " ..
+  "with an alphanumeric character (e.g. 'example.com', regex used for " ..
+  "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*" ..
+  "[a-z0-9])?)*')"
+local LABEL1123 = "a lowercase RFC 1123 label must consist of lower case " ..
+  "alphanumeric characters or '-', and must start and end with an " ..
+  "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used " ..
+  "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+local LABEL1035 = "a DNS-1035 label must consist of lower case " ..
+  "alphanumeric characters or '-', start with an alphabetic character, " ..
+  "and end with an alphanumeric character (e.g. 'my-name',  or " ..
+  "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+
+local function is_label(s)
+  return #s <= 63 and s:match("^[a-z0-9]$") ~= nil
+      or (#s <= 63 and s:match("^[a-z0-9][-a-z0-9]*[a-z0-9]$") ~= nil)
+end
+
+local function check_name(kind, group, name, errs)
+  local bad
+  if group == "rbac.authorization.k8s.io" then
+    if name == "." or name == ".." or name:find("[/%%]") then
+      errs[#errs + 1] = string.format(
+        'metadata.name: Invalid value: %s: may not contain "/" or "%%"',
+        json(name))
+    end
+    return
+  end
+  if kind == "Service" then
+    bad = not (is_label(name) and name:match("^[a-z]")) and LABEL1035
+  elseif kind == "Namespace" then
+    bad = not is_label(name) and LABEL1123
+  else
+    bad = #name > 253 and SUBDOMAIN
+    for part in (name .. "."):gmatch("([^.]*)%.") do
+      if not is_label(part) then bad = SUBDOMAIN end
+    end
+  end
+  if bad then
+    errs[#errs + 1] = string.format("metadata.name: Invalid value: %s: %s",
+                                    json(name), bad)
+  end
+end
+
+---Field errors for creating `obj` (a KindInfo `info`).
+---@param info KindInfo
+---@param obj table
+---@return string[]
+function M.create(info, obj)
+  local errs = {}
+  check_name(info.kind, info.group, obj.metadata.name, errs)
+  if WORKLOADS[info.kind] then check_selector(obj, info.kind, errs) end
+  if info.kind == "CustomResourceDefinition" then
+    local plural = get(obj, "spec", "names", "plural")
+    local group = get(obj, "spec", "group")
+    if type(plural) ~= "string" or type(group) ~= "string"
+        or obj.metadata.name ~= plural .. "." .. group then
+      errs[#errs + 1] = string.format('metadata.name: Invalid value: %s: ' ..
+        'must be spec.names.plural+"."+spec.group', json(obj.metadata.name))
+    end
+  end
+  return errs
+end
+
+local update = {}
+
+function update.StorageClass(old, new, errs)
+  if not equal(old.parameters, new.parameters) then
+    errs[#errs + 1] = "parameters: Forbidden: updates to parameters are " ..
+                      "forbidden."
+  end
+  if old.provisioner ~= new.provisioner then
+    errs[#errs + 1] = "provisioner: Forbidden: updates to provisioner " ..
+                      "are forbidden."
+  end
+  if old.reclaimPolicy ~= new.reclaimPolicy then
+    errs[#errs + 1] = "reclaimPolicy: Forbidden: updates to " ..
+                      "reclaimPolicy are forbidden."
+  end
+  if old.volumeBindingMode ~= new.volumeBindingMode then
+    errs[#errs + 1] = immutable("volumeBindingMode", new.volumeBindingMode)
+  end
+end
+
+local function selector_immutable(old, new, errs)
+  local a, b = get(old, "spec", "selector"), get(new, "spec", "selector")
+  if not equal(a, b) then
+    errs[#errs + 1] = immutable("spec.selector", b)
+  end
+end
+
+function update.Deployment(old, new, errs)
+  check_selector(new, "Deployment", errs)
+  selector_immutable(old, new, errs)
+end
+update.DaemonSet = update.Deployment
+update.ReplicaSet = update.Deployment
+
+local STS_MUTABLE = { replicas = true, ordinals = true, template = true,
+  updateStrategy = true, revisionHistoryLimit = true,
+  persistentVolumeClaimRetentionPolicy = true, minReadySeconds = true }
+
+function update.StatefulSet(old, new, errs)
+  check_selector(new, "StatefulSet", errs)
+  local a, b = old.spec or {}, new.spec or {}
+  for _, pair in ipairs({ { a, b }, { b, a } }) do
+    for k, v in pairs(pair[1]) do
+      if not STS_MUTABLE[k] and not equal(v, pair[2][k]) then
+        errs[#errs + 1] = "spec: Forbidden: updates to statefulset spec " ..
+          "for fields other than 'replicas', 'ordinals', 'template', " ..
+          "'updateStrategy', 'revisionHistoryLimit', " ..
+          "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' " ..
+          "are forbidden"
+        return
+      end
+    end
+  end
+end
+
+function update.Job(old, new, errs)
+  selector_immutable(old, new, errs)
+  local a, b = get(old, "spec", "template"), get(new, "spec", "template")
+  if not equal(a, b) then
+    errs[#errs + 1] = immutable("spec.template", b)
+  end
+end
+
+function update.Service(old, new, errs)
+  if get(old, "spec", "type") == "ExternalName"
+      or get(new, "spec", "type") == "ExternalName" then
+    return
+  end
+  local a, b = get(old, "spec", "clusterIP"), get(new, "spec", "clusterIP")
+  if a and a ~= "" and b ~= a then
+    local ips = get(new, "spec", "clusterIPs")
+    if type(ips) ~= "table" or ips[1] ~= b then ips = { b } end
+    errs[#errs + 1] = "spec.clusterIPs[0]: Invalid value: " .. json(ips) ..
+                      ": may not change once set"
+  end
+end
+
+local PVC_SPEC_MSG = "spec: Forbidden: spec is immutable after creation " ..
+  "except resources.requests and volumeAttributesClassName for bound claims"
+
+local function go_field(k)
+  return k:sub(1, 1):upper() .. k:sub(2)
+end
+
+function update.PersistentVolumeClaim(old, new, errs)
+  local a, b = merge.copy(old.spec or {}), merge.copy(new.spec or {})
+  local bound = get(old, "status", "phase") == "Bound"
+  local old_req = get(a, "resources", "requests", "storage")
+  local new_req = get(b, "resources", "requests", "storage")
+  if bound then
+    if type(a.resources) == "table" then a.resources.requests = nil end
+    if type(b.resources) == "table" then b.resources.requests = nil end
+  end
+  a.volumeAttributesClassName, b.volumeAttributesClassName = nil, nil
+  if a.volumeName == nil or a.volumeName == "" then
+    a.volumeName = b.volumeName   -- binding sets it once
+  end
+  if a.storageClassName == nil then
+    a.storageClassName = b.storageClassName -- retroactive default class
+  end
+  if not equal(a, b) then
+    local diff = { "\n  core.PersistentVolumeClaimSpec{" }
+    local keys = {}
+    for k in pairs(a) do keys[#keys + 1] = k end
+    for k in pairs(b) do if a[k] == nil then keys[#keys + 1] = k end end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      if not equal(a[k], b[k]) then
+        diff[#diff + 1] = string.format("- \t%s: %s,", go_field(k),
+                                        json(a[k]))
+        diff[#diff + 1] = string.format("+ \t%s: %s,", go_field(k),
+                                        json(b[k]))
+      end
+    end
+    diff[#diff + 1] = "  }\n"
+    errs[#errs + 1] = PVC_SPEC_MSG .. table.concat(diff, "\n")
+  end
+  local os_, ns = M.quantity(old_req), M.quantity(new_req)
+  if os_ and ns and ns < os_ then
+    local cap = M.quantity(get(old, "status", "capacity", "storage"))
+    if cap and ns <= cap then
+      errs[#errs + 1] = "spec.resources.requests.storage: Forbidden: " ..
+                        "field can not be less than status.capacity"
+    elseif not cap then
+      errs[#errs + 1] = "spec.resources.requests.storage: Forbidden: " ..
+                        "field can not be less than previous value"
+    end
+  end
+end
+
+local function immutable_data(old, new, errs)
+  if old.immutable ~= true then return end
+  if not equal(old.data, new.data) then
+    errs[#errs + 1] = "data: Forbidden: field is immutable when " ..
+                      "`immutable` is set"
+  end
+  if not equal(old.binaryData, new.binaryData) then
+    errs[#errs + 1] = "binaryData: Forbidden: field is immutable when " ..
+                      "`immutable` is set"
+  end
+  if new.immutable ~= true then
+    errs[#errs + 1] = "immutable: Forbidden: field is immutable when " ..
+                      "`immutable` is set"
+  end
+end
+update.ConfigMap = immutable_data
+update.Secret = immutable_data
+
+function update.RoleBinding(old, new, errs)
+  if not equal(old.roleRef, new.roleRef) then
+    errs[#errs + 1] = "roleRef: Invalid value: " .. json(new.roleRef) ..
+                      ": cannot change roleRef"
+  end
+end
+update.ClusterRoleBinding = update.RoleBinding
+
+function update.CustomResourceDefinition(old, new, errs)
+  local a, b = get(old, "spec", "scope"), get(new, "spec", "scope")
+  if a ~= b then errs[#errs + 1] = immutable("spec.scope", b) end
+  a, b = get(old, "spec", "group"), get(new, "spec", "group")
+  if a ~= b then errs[#errs + 1] = immutable("spec.group", b) end
+end
+
+---Field errors for changing `old` into `new` (both full objects).
+---@param info KindInfo
+---@param old table
+---@param new table
+---@return string[]
+function M.update(info, old, new)
+  local errs = {}
+  local f = info.versions == nil and update[info.kind]
+  if f then f(old, new, errs) end
+  return errs
+end
+
+return M
