@@ -1,0 +1,753 @@
+/* uphook.c.yaml: YAML <-> Lua with libyaml's event parser and emitter.
+ *
+ * Scalars resolve as Kubernetes' YAML does (sigs.k8s.io/yaml over
+ * go-yaml v2, YAML 1.1 booleans, octal 0755, timestamps stay strings)
+ * and mapping keys become strings, as they do on the way to JSON.
+ * Neither direction recurses in C: open collections live on the Lua
+ * stack and a bounded frame array, so hostile input cannot overflow the
+ * C stack, and aliases are charged against a node budget before they
+ * are copied, so a billion laughs fails at once. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include "luax.h"
+#include <yaml.h>  /* host/yaml.h: uphook API + libyaml */
+
+#define TAG_PFX "tag:yaml.org,2002:"
+
+/* ---------------------------------------------------------------- */
+/* scalar resolution                                                  */
+
+enum { R_STR, R_NULL, R_BOOL, R_INT, R_FLOAT };
+
+typedef struct {
+  int kind;
+  int b;
+  lua_Integer i;
+  double d;
+} yscalar;
+
+static int in_list(const char *s, size_t n, const char *const *list)
+{
+  for (; *list; list++)
+    if (strlen(*list) == n && memcmp(*list, s, n) == 0)
+      return 1;
+  return 0;
+}
+
+/* The fixed words of go-yaml's resolve table. */
+static int resolve_word(const char *s, size_t n, yscalar *v)
+{
+  static const char *const t[] = {"y", "Y", "yes", "Yes", "YES", "true",
+    "True", "TRUE", "on", "On", "ON", NULL};
+  static const char *const f[] = {"n", "N", "no", "No", "NO", "false",
+    "False", "FALSE", "off", "Off", "OFF", NULL};
+  static const char *const nul[] = {"~", "null", "Null", "NULL", NULL};
+  static const char *const nan[] = {".nan", ".NaN", ".NAN", NULL};
+  static const char *const inf[] = {".inf", ".Inf", ".INF", "+.inf",
+    "+.Inf", "+.INF", NULL};
+  static const char *const ninf[] = {"-.inf", "-.Inf", "-.INF", NULL};
+  if (n > 6)
+    return 0;
+  if (in_list(s, n, t) || in_list(s, n, f)) {
+    v->kind = R_BOOL;
+    v->b = in_list(s, n, t);
+  } else if (in_list(s, n, nul)) {
+    v->kind = R_NULL;
+  } else if (in_list(s, n, nan)) {
+    v->kind = R_FLOAT, v->d = NAN;
+  } else if (in_list(s, n, inf) || in_list(s, n, ninf)) {
+    v->kind = R_FLOAT, v->d = s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+static size_t skip_digits(const char *s, size_t i, size_t n)
+{
+  while (i < n && s[i] >= '0' && s[i] <= '9')
+    i++;
+  return i;
+}
+
+/* go-yaml's yamlStyleFloat:
+ * ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
+static int float_syntax(const char *s, size_t n)
+{
+  size_t i = 0, j;
+  if (i < n && (s[i] == '+' || s[i] == '-'))
+    i++;
+  if (i < n && s[i] == '.') {
+    j = skip_digits(s, i + 1, n);
+    if (j == i + 1)
+      return 0;
+    i = j;
+  } else {
+    j = skip_digits(s, i, n);
+    if (j == i)
+      return 0;
+    i = j;
+    if (i < n && s[i] == '.')
+      i = skip_digits(s, i + 1, n);
+  }
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < n && (s[i] == '+' || s[i] == '-'))
+      i++;
+    j = skip_digits(s, i, n);
+    if (j == i)
+      return 0;
+    i = j;
+  }
+  return i == n;
+}
+
+static int digit_value(char c)
+{
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return 99;
+}
+
+/* Go's strconv.ParseInt(s, 0, 64), then ParseUint for the unsigned
+ * range; values beyond lua_Integer become floats, as the brief wants. */
+static int parse_int(const char *s, size_t n, yscalar *v)
+{
+  size_t i = 0;
+  int neg = 0, sign = 0, base = 10, d;
+  uint64_t u = 0;
+  if (i < n && (s[i] == '+' || s[i] == '-'))
+    neg = s[i] == '-', sign = 1, i++;
+  if (n - i >= 2 && s[i] == '0') {
+    char c = s[i + 1];
+    if (c == 'x' || c == 'X') base = 16, i += 2;
+    else if (c == 'b' || c == 'B') base = 2, i += 2;
+    else if (c == 'o' || c == 'O') base = 8, i += 2;
+    else base = 8, i += 1;
+  }
+  if (i == n)
+    return 0;
+  for (; i < n; i++) {
+    if ((d = digit_value(s[i])) >= base)
+      return 0;
+    if (u > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+      return 0;  /* beyond uint64: Go fails, maybe a float below */
+    u = u * (uint64_t)base + (uint64_t)d;
+  }
+  if (neg && u > (uint64_t)INT64_MAX + 1)
+    return 0;
+  if (!neg && u > (uint64_t)INT64_MAX) {
+    if (sign)  /* ParseUint takes no sign */
+      return 0;
+    v->kind = R_FLOAT, v->d = (double)u;
+    return 1;
+  }
+  v->kind = R_INT;
+  v->i = neg ? (lua_Integer)(0 - u) : (lua_Integer)u;
+  return 1;
+}
+
+static int parse_float(const char *s, yscalar *v)
+{
+  char *end;
+  double d;
+  errno = 0;
+  d = strtod(s, &end);
+  if (*end || isinf(d))  /* Go: out of range is an error, so a string */
+    return 0;
+  v->kind = R_FLOAT, v->d = d;
+  return 1;
+}
+
+/* A number-looking plain scalar: strip '_' as go-yaml does, then int,
+ * then float. s is NUL-terminated (libyaml guarantees it). */
+static int resolve_number(const char *s, size_t n, yscalar *v)
+{
+  char small[128], *buf = small;
+  size_t i, m = 0;
+  int ok;
+  if (!memchr(s, '_', n)) {
+    if (parse_int(s, n, v))
+      return 1;
+    return float_syntax(s, n) && parse_float(s, v);
+  }
+  if (n >= sizeof small && !(buf = malloc(n + 1)))
+    return 0;
+  for (i = 0; i < n; i++)
+    if (s[i] != '_')
+      buf[m++] = s[i];
+  buf[m] = '\0';
+  ok = parse_int(buf, m, v) || (float_syntax(buf, m) && parse_float(buf, v));
+  if (buf != small)
+    free(buf);
+  return ok;
+}
+
+/* Resolve a plain scalar; returns its kind (R_STR when it stays text). */
+static int resolve_plain(const char *s, size_t n, yscalar *v)
+{
+  unsigned char c;
+  v->kind = R_STR;
+  if (n == 0)
+    return v->kind = R_NULL;
+  c = (unsigned char)s[0];
+  if (strchr("yYnNtTfFoO~.+-0123456789", c) == NULL || c == 0)
+    return R_STR;
+  if (resolve_word(s, n, v))
+    return v->kind;
+  if (c == '.') {  /* go-yaml: ParseFloat on the raw text */
+    if (n > 1 && skip_digits(s, 1, n) > 1 && float_syntax(s, n))
+      parse_float(s, v);
+  } else if (c == '+' || c == '-' || (c >= '0' && c <= '9')) {
+    resolve_number(s, n, v);
+  }
+  return v->kind;
+}
+
+/* 1 if the plain scalar s decodes as the string s (the encoder's test
+ * for quoting). */
+int uh_yaml_plain_is_string(const char *s, size_t n)
+{
+  yscalar v;
+  return resolve_plain(s, n, &v) == R_STR;
+}
+
+/* ---------------------------------------------------------------- */
+/* decoder                                                            */
+
+enum { F_SEQ, F_MAP };
+
+typedef struct {
+  yaml_parser_t parser;
+  yaml_event_t ev;
+  int parser_live, ev_live;
+} ydbox;
+
+typedef struct {
+  int kind, haskey, merge, tidx;
+  lua_Integer n;
+  size_t nodes;
+} yframe;
+
+typedef struct {
+  lua_State *L;
+  ydbox *box;
+  int all, anchors, counts, docs;
+  lua_Integer ndocs;
+  int depth;
+  size_t alias_nodes;
+  uh_err *codep;  /* where the C API wants the error class, or NULL */
+  yframe fr[UH_YAML_MAX_DEPTH];
+} ydec;
+
+static int ydbox_close(lua_State *L)
+{
+  ydbox *b = luaL_checkudata(L, 1, "uphook.yaml.parser");
+  if (b->ev_live)
+    yaml_event_delete(&b->ev);
+  if (b->parser_live)
+    yaml_parser_delete(&b->parser);
+  b->ev_live = b->parser_live = 0;
+  return 0;
+}
+
+static int line_of(ydec *d)
+{
+  return (int)d->box->ev.start_mark.line + 1;
+}
+
+_Noreturn static void dec_error(ydec *d, uh_err code, const char *fmt, ...)
+{
+  va_list ap;
+  if (d->codep)
+    *d->codep = code;
+  va_start(ap, fmt);
+  lua_pushvfstring(d->L, fmt, ap);
+  va_end(ap);
+  lua_error(d->L);
+  abort();  /* not reached: lua_error longjmps */
+}
+
+/* Kubernetes turns every mapping key into a string on its way to JSON;
+ * doing the same keeps {1: a, 2: b} a mapping when re-encoded. */
+static void key_to_string(ydec *d)
+{
+  lua_State *L = d->L;
+  char buf[64];
+  switch (lua_type(L, -1)) {
+  case LUA_TSTRING:
+    return;
+  case LUA_TBOOLEAN:
+    lua_pushstring(L, lua_toboolean(L, -1) ? "true" : "false");
+    break;
+  case LUA_TNUMBER:
+    if (lua_isinteger(L, -1))
+      snprintf(buf, sizeof buf, LUA_INTEGER_FMT, lua_tointeger(L, -1));
+    else
+      snprintf(buf, sizeof buf, "%.17g", lua_tonumber(L, -1));
+    lua_pushstring(L, buf);
+    break;
+  case LUA_TLIGHTUSERDATA:
+    dec_error(d, UH_EPARSE, "yaml: line %d: a mapping key is null",
+              line_of(d));
+  default:
+    dec_error(d, UH_EPARSE, "yaml: line %d: a mapping key is a collection"
+              " (only scalar keys are supported)", line_of(d));
+  }
+  lua_replace(L, -2);
+}
+
+/* Merge the mapping on top (or each mapping of the list on top, the
+ * first one winning) into frame f, as go-yaml v2 does, then pop it. */
+static void merge_into(ydec *d, yframe *f)
+{
+  lua_State *L = d->L;
+  lua_Integer i, n = 1;
+  int list = uh_hasarraymt(L, -1), src = lua_gettop(L);
+  if (list)
+    n = (lua_Integer)lua_rawlen(L, src);
+  for (i = n; i >= 1; i--) {
+    if (list)
+      lua_rawgeti(L, src, i);
+    else
+      lua_pushvalue(L, src);
+    if (!lua_istable(L, -1) || uh_hasarraymt(L, -1))
+      dec_error(d, UH_EPARSE, "yaml: line %d: map merge requires a map or "
+                "a sequence of maps as the value", line_of(d));
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, f->tidx);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);  /* the value and the "<<" key */
+}
+
+/* A finished value (nodes: its size) is on top: put it in its parent. */
+static void attach(ydec *d, size_t nodes)
+{
+  lua_State *L = d->L;
+  yframe *f;
+  if (d->depth == 0) {
+    lua_rawseti(L, d->docs, ++d->ndocs);
+    return;
+  }
+  f = &d->fr[d->depth - 1];
+  f->nodes += nodes;
+  if (f->kind == F_SEQ) {
+    lua_rawseti(L, f->tidx, ++f->n);
+  } else if (!f->haskey) {
+    key_to_string(d);
+    f->haskey = 1;
+  } else {
+    if (f->merge)
+      merge_into(d, f);
+    else
+      lua_rawset(L, f->tidx);
+    f->haskey = f->merge = 0;
+  }
+}
+
+/* Replace the table on top with a deep copy (iterative: a work list of
+ * source/destination pairs), keeping array marks. */
+static void copy_tree(lua_State *L)
+{
+  int src = lua_gettop(L), work, s, t;
+  lua_Integer top = 2;
+  luaL_checkstack(L, 8, "yaml alias copy");
+  lua_createtable(L, 16, 0);
+  work = src + 1;
+  lua_newtable(L);
+  if (uh_hasarraymt(L, src))
+    uh_markarray(L, -1);
+  lua_pushvalue(L, src);
+  lua_rawseti(L, work, 1);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, work, 2);
+  lua_replace(L, src);  /* the root copy takes the source's slot */
+  while (top > 0) {
+    lua_rawgeti(L, work, top - 1);
+    lua_rawgeti(L, work, top);
+    s = lua_gettop(L) - 1, t = s + 1;
+    top -= 2;
+    lua_pushnil(L);
+    while (lua_next(L, s)) {
+      if (lua_istable(L, -1)) {
+        lua_rawseti(L, work, ++top);
+        lua_newtable(L);
+        lua_rawgeti(L, work, top);
+        if (uh_hasarraymt(L, -1))
+          uh_markarray(L, -2);
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, work, ++top);
+      }
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, t);
+    }
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);  /* work */
+}
+
+static int tag_is(const char *tag, const char *name)
+{
+  return strncmp(tag, TAG_PFX, sizeof TAG_PFX - 1) == 0 &&
+         strcmp(tag + sizeof TAG_PFX - 1, name) == 0;
+}
+
+/* Explicit tags: !!str keeps text, other core tags must match what the
+ * text resolves to (!!float accepts ints), unknown tags keep text. */
+static int resolve_tagged(ydec *d, const char *tag, const char *s,
+                          size_t n, yscalar *v)
+{
+  static const char *const core[] = {"bool", "int", "float", "null",
+    "timestamp", NULL};
+  static const int kinds[] = {R_BOOL, R_INT, R_FLOAT, R_NULL, R_STR};
+  int i;
+  v->kind = R_STR;
+  if (tag_is(tag, "str") || tag_is(tag, "binary"))
+    return R_STR;
+  for (i = 0; core[i]; i++)
+    if (tag_is(tag, core[i]))
+      break;
+  if (!core[i])
+    return R_STR;
+  resolve_plain(s, n, v);
+  if (v->kind == R_INT && kinds[i] == R_FLOAT)
+    v->kind = R_FLOAT, v->d = (double)v->i;
+  if (v->kind != kinds[i])
+    dec_error(d, UH_EPARSE, "yaml: line %d: cannot decode `%s` as a !!%s",
+              line_of(d), s, core[i]);
+  return v->kind;
+}
+
+static void push_scalar(lua_State *L, const yscalar *v, const char *s,
+                        size_t n)
+{
+  switch (v->kind) {
+  case R_NULL: uh_pushnull(L); break;
+  case R_BOOL: lua_pushboolean(L, v->b); break;
+  case R_INT: lua_pushinteger(L, v->i); break;
+  case R_FLOAT: lua_pushnumber(L, v->d); break;
+  default: lua_pushlstring(L, s, n); break;
+  }
+}
+
+static void remember_anchor(ydec *d, const yaml_char_t *anchor,
+                            size_t nodes)
+{
+  lua_State *L = d->L;
+  if (!anchor)
+    return;
+  lua_pushstring(L, (const char *)anchor);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, d->anchors);
+  lua_pushstring(L, (const char *)anchor);
+  lua_pushinteger(L, (lua_Integer)nodes);
+  lua_rawset(L, d->counts);
+}
+
+static void on_scalar(ydec *d, yaml_event_t *e)
+{
+  const char *s = (const char *)e->data.scalar.value;
+  size_t n = e->data.scalar.length;
+  const char *tag = (const char *)e->data.scalar.tag;
+  int plain = e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+  yscalar v;
+  yframe *f = d->depth ? &d->fr[d->depth - 1] : NULL;
+  luaL_checkstack(d->L, 4, "yaml");
+  if (tag)
+    resolve_tagged(d, tag, s, n, &v);
+  else if (plain)
+    resolve_plain(s, n, &v);
+  else
+    v.kind = R_STR;
+  if (f && f->kind == F_MAP && !f->haskey && n == 2 && s[0] == '<' &&
+      s[1] == '<' && ((plain && !tag) || (tag && tag_is(tag, "merge"))))
+    f->merge = 1;
+  push_scalar(d->L, &v, s, n);
+  remember_anchor(d, e->data.scalar.anchor, 1);
+  attach(d, 1);
+}
+
+static void on_start(ydec *d, yaml_event_t *e, int kind)
+{
+  lua_State *L = d->L;
+  const yaml_char_t *anchor = kind == F_SEQ ? e->data.sequence_start.anchor
+                                            : e->data.mapping_start.anchor;
+  yframe *f;
+  if (d->depth >= UH_YAML_MAX_DEPTH)
+    dec_error(d, UH_ELIMIT, "yaml: line %d: collections nested deeper "
+              "than %d levels", line_of(d), UH_YAML_MAX_DEPTH);
+  luaL_checkstack(L, 8, "yaml nesting");
+  lua_newtable(L);
+  if (kind == F_SEQ)
+    uh_markarray(L, -1);
+  if (anchor)
+    lua_pushstring(L, (const char *)anchor);
+  else
+    lua_pushnil(L);
+  f = &d->fr[d->depth++];
+  f->kind = kind;
+  f->haskey = f->merge = 0;
+  f->tidx = lua_gettop(L) - 1;
+  f->n = 0;
+  f->nodes = 0;
+}
+
+static void on_end(ydec *d)
+{
+  lua_State *L = d->L;
+  yframe *f = &d->fr[--d->depth];
+  size_t nodes = f->nodes + 1;
+  if (lua_isstring(L, -1)) {
+    lua_pushvalue(L, -2);
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);  /* anchor, table */
+    lua_rawset(L, d->anchors);
+    lua_pushinteger(L, (lua_Integer)nodes);
+    lua_rawset(L, d->counts);  /* pops the anchor name too */
+  } else {
+    lua_pop(L, 1);
+  }
+  attach(d, nodes);
+}
+
+static void on_alias(ydec *d, yaml_event_t *e)
+{
+  lua_State *L = d->L;
+  const char *name = (const char *)e->data.alias.anchor;
+  size_t nodes;
+  luaL_checkstack(L, 4, "yaml");
+  lua_getfield(L, d->counts, name);
+  if (lua_isnil(L, -1))
+    dec_error(d, UH_EPARSE, "yaml: line %d: unknown anchor '%s' referenced",
+              line_of(d), name);
+  nodes = (size_t)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (nodes > UH_YAML_MAX_ALIAS_NODES - d->alias_nodes)
+    dec_error(d, UH_ELIMIT, "yaml: line %d: aliases expand to more than "
+              "%d nodes (a billion laughs?)", line_of(d),
+              UH_YAML_MAX_ALIAS_NODES);
+  d->alias_nodes += nodes;
+  lua_getfield(L, d->anchors, name);
+  if (lua_istable(L, -1))
+    copy_tree(L);
+  attach(d, nodes);
+}
+
+static void parse_error(ydec *d)
+{
+  yaml_parser_t *p = &d->box->parser;
+  lua_State *L = d->L;
+  luaL_Buffer b;
+  if (p->error == YAML_MEMORY_ERROR)
+    dec_error(d, UH_ENOMEM, "yaml: out of memory");
+  luaL_buffinit(L, &b);
+  lua_pushfstring(L, "yaml: line %d column %d: %s",
+                  (int)p->problem_mark.line + 1,
+                  (int)p->problem_mark.column + 1,
+                  p->problem ? p->problem : "unknown error");
+  luaL_addvalue(&b);
+  if (p->context) {
+    lua_pushfstring(L, " (%s at line %d column %d)", p->context,
+                    (int)p->context_mark.line + 1,
+                    (int)p->context_mark.column + 1);
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
+  if (d->codep)
+    *d->codep = UH_EPARSE;
+  lua_error(L);
+}
+
+static void new_anchor_tables(ydec *d)
+{
+  lua_newtable(d->L);
+  lua_replace(d->L, d->anchors);
+  lua_newtable(d->L);
+  lua_replace(d->L, d->counts);
+}
+
+/* One event; returns 0 at the end of the stream. */
+static int dec_event(ydec *d, yaml_event_t *e)
+{
+  switch (e->type) {
+  case YAML_STREAM_END_EVENT:
+    return 0;
+  case YAML_DOCUMENT_START_EVENT:
+    if (!d->all && d->ndocs > 0)
+      dec_error(d, UH_EPARSE, "yaml: line %d: expected a single document "
+                "but found another (use decode_all)", line_of(d));
+    if (d->ndocs > 0)
+      new_anchor_tables(d);
+    break;
+  case YAML_SCALAR_EVENT:
+    on_scalar(d, e);
+    break;
+  case YAML_ALIAS_EVENT:
+    on_alias(d, e);
+    break;
+  case YAML_SEQUENCE_START_EVENT:
+    on_start(d, e, F_SEQ);
+    break;
+  case YAML_MAPPING_START_EVENT:
+    on_start(d, e, F_MAP);
+    break;
+  case YAML_SEQUENCE_END_EVENT:
+  case YAML_MAPPING_END_EVENT:
+    on_end(d);
+    break;
+  default:
+    break;
+  }
+  return 1;
+}
+
+/* decode_main(s, all, ydec_code*) -> value; raises on bad input. */
+static int decode_main(lua_State *L)
+{
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  ydec *d;
+  int more = 1;
+  lua_settop(L, 3);
+  d = lua_newuserdatauv(L, sizeof *d, 0);  /* 4: frames, GC-owned */
+  memset(d, 0, sizeof *d);
+  d->L = L;
+  d->codep = lua_touserdata(L, 3);
+  d->all = lua_toboolean(L, 2);
+  d->box = lua_newuserdatauv(L, sizeof(ydbox), 0);  /* 5 */
+  memset(d->box, 0, sizeof(ydbox));
+  if (luaL_newmetatable(L, "uphook.yaml.parser")) {
+    lua_pushcfunction(L, ydbox_close);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__close");
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  lua_toclose(L, 5);
+  lua_newtable(L), d->anchors = 6;
+  lua_newtable(L), d->counts = 7;
+  lua_newtable(L), d->docs = 8;
+  if (!yaml_parser_initialize(&d->box->parser))
+    dec_error(d, UH_ENOMEM, "yaml: out of memory");
+  d->box->parser_live = 1;
+  yaml_parser_set_input_string(&d->box->parser, (const unsigned char *)s, n);
+  while (more) {
+    if (!yaml_parser_parse(&d->box->parser, &d->box->ev))
+      parse_error(d);
+    d->box->ev_live = 1;
+    more = dec_event(d, &d->box->ev);
+    yaml_event_delete(&d->box->ev);
+    d->box->ev_live = 0;
+  }
+  if (d->all) {
+    uh_markarray(L, d->docs);
+    lua_pushvalue(L, d->docs);
+  } else if (d->ndocs == 0) {
+    uh_pushnull(L);
+  } else {
+    lua_rawgeti(L, d->docs, 1);
+  }
+  return 1;
+}
+
+static int pcall_codec(lua_State *L, lua_CFunction fn, int nargs,
+                       char *err, size_t errlen)
+{
+  uh_err code = UH_EPARSE;
+  int st;
+  lua_pushlightuserdata(L, &code);
+  lua_pushcfunction(L, fn);
+  lua_insert(L, -(nargs + 2));
+  st = lua_pcall(L, nargs + 1, 1, 0);
+  if (st == LUA_OK)
+    return UH_OK;
+  if (err && errlen)
+    snprintf(err, errlen, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1)
+                                                   : "yaml: error");
+  lua_pop(L, 1);
+  return st == LUA_ERRMEM ? UH_ENOMEM : (int)code;
+}
+
+int uh_yaml_decode_push(lua_State *L, const char *s, size_t n, int all,
+                        char *err, size_t errlen)
+{
+  luaL_checkstack(L, 4, "yaml");
+  lua_pushlstring(L, s, n);
+  lua_pushboolean(L, all);
+  return pcall_codec(L, decode_main, 2, err, errlen);
+}
+
+int uh_yaml_encode_push(lua_State *L, int idx, int all,
+                        char *err, size_t errlen)
+{
+  idx = lua_absindex(L, idx);
+  luaL_checkstack(L, 4, "yaml");
+  lua_pushvalue(L, idx);
+  lua_pushboolean(L, all);
+  return pcall_codec(L, uh_yaml_encode_main, 2, err, errlen);
+}
+
+/* ---------------------------------------------------------------- */
+/* Lua bindings                                                       */
+
+static int codec_call(lua_State *L, lua_CFunction fn, int all)
+{
+  lua_settop(L, 1);
+  lua_pushboolean(L, all);
+  lua_pushnil(L);
+  return fn(L);
+}
+
+static int yaml_decode(lua_State *L)
+{
+  luaL_checkstring(L, 1);
+  return codec_call(L, decode_main, 0);
+}
+
+static int yaml_decode_all(lua_State *L)
+{
+  luaL_checkstring(L, 1);
+  return codec_call(L, decode_main, 1);
+}
+
+static int yaml_encode(lua_State *L)
+{
+  luaL_checkany(L, 1);
+  return codec_call(L, uh_yaml_encode_main, 0);
+}
+
+static int yaml_encode_all(lua_State *L)
+{
+  luaL_checktype(L, 1, LUA_TTABLE);
+  return codec_call(L, uh_yaml_encode_main, 1);
+}
+
+static const luaL_Reg yaml_funcs[] = {
+  {"decode", yaml_decode},
+  {"decode_all", yaml_decode_all},
+  {"encode", yaml_encode},
+  {"encode_all", yaml_encode_all},
+  {NULL, NULL}
+};
+
+int luaopen_uphook_yaml(lua_State *L)
+{
+  luaL_newlib(L, yaml_funcs);
+  uh_setnullarray(L);
+  return 1;
+}
