@@ -1,0 +1,231 @@
+"""Per-kind defaulting and validation, as the real API server does it (the
+parts a hook can tell apart)."""
+import base64
+
+from apiserver_types import FieldError, go_map, go_selector
+
+
+def _pod_spec_defaults(ps):
+    ps.setdefault("restartPolicy", "Always")
+    ps.setdefault("dnsPolicy", "ClusterFirst")
+    ps.setdefault("schedulerName", "default-scheduler")
+    ps.setdefault("terminationGracePeriodSeconds", 30)
+    ps.setdefault("securityContext", {})
+    for key in ("containers", "initContainers"):
+        for c in ps.get(key) or []:
+            if not isinstance(c, dict):
+                continue
+            img = c.get("image", "")
+            tag = img.rsplit("/", 1)[-1]
+            latest = "@" not in tag and (":" not in tag or tag.endswith(":latest"))
+            c.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
+            c.setdefault("terminationMessagePath", "/dev/termination-log")
+            c.setdefault("terminationMessagePolicy", "File")
+            c.setdefault("resources", {})
+            for p in c.get("ports") or []:
+                if isinstance(p, dict):
+                    p.setdefault("protocol", "TCP")
+
+
+def _template_defaults(spec):
+    t = spec.get("template")
+    if isinstance(t, dict) and isinstance(t.get("spec"), dict):
+        t.setdefault("metadata", {})
+        _pod_spec_defaults(t["spec"])
+
+
+def default(state, rt, obj, old):
+    """Fill in defaults in place (create and update)."""
+    k, md = rt.kind, obj.setdefault("metadata", {})
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else None
+    if k == "Deployment" and spec is not None:
+        spec.setdefault("replicas", 1)
+        spec.setdefault("strategy", {"type": "RollingUpdate", "rollingUpdate": {
+            "maxUnavailable": "25%", "maxSurge": "25%"}})
+        spec.setdefault("revisionHistoryLimit", 10)
+        spec.setdefault("progressDeadlineSeconds", 600)
+        _template_defaults(spec)
+    elif k == "DaemonSet" and spec is not None:
+        spec.setdefault("updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {
+            "maxUnavailable": 1, "maxSurge": 0}})
+        spec.setdefault("revisionHistoryLimit", 10)
+        _template_defaults(spec)
+    elif k == "StatefulSet" and spec is not None:
+        spec.setdefault("replicas", 1)
+        spec.setdefault("podManagementPolicy", "OrderedReady")
+        spec.setdefault("updateStrategy", {"type": "RollingUpdate",
+                                           "rollingUpdate": {"partition": 0}})
+        spec.setdefault("revisionHistoryLimit", 10)
+        spec.setdefault("persistentVolumeClaimRetentionPolicy", {
+            "whenDeleted": "Retain", "whenScaled": "Retain"})
+        _template_defaults(spec)
+    elif k in ("ReplicaSet", "Job") and spec is not None:
+        _template_defaults(spec)
+    elif k == "Pod" and spec is not None:
+        _pod_spec_defaults(spec)
+        obj.setdefault("status", {"phase": "Pending"})
+    elif k == "Service":
+        _service_defaults(state, obj.setdefault("spec", {}), old)
+        obj.setdefault("status", {"loadBalancer": {}})
+    elif k == "StorageClass":
+        obj.setdefault("reclaimPolicy", "Delete")
+        obj.setdefault("volumeBindingMode", "Immediate")
+    elif k == "Namespace":
+        md.setdefault("labels", {})["kubernetes.io/metadata.name"] = md.get("name")
+        obj.setdefault("spec", {"finalizers": ["kubernetes"]})
+        obj["status"] = {"phase": "Active"}
+    elif k == "Secret":
+        obj.setdefault("type", "Opaque")
+        sd = obj.pop("stringData", None)
+        if isinstance(sd, dict):
+            data = obj.setdefault("data", {})
+            for key, v in sd.items():
+                data[key] = base64.b64encode(str(v).encode()).decode()
+    elif k == "PersistentVolumeClaim" and spec is not None:
+        spec.setdefault("volumeMode", "Filesystem")
+        obj.setdefault("status", {"phase": "Pending"})
+    elif k == "PersistentVolume" and spec is not None:
+        spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+        spec.setdefault("volumeMode", "Filesystem")
+        obj.setdefault("status", {"phase": "Available"})
+
+
+def _service_defaults(state, spec, old):
+    ospec = (old or {}).get("spec") or {}
+    typ = spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    for p in spec.get("ports") or []:
+        if isinstance(p, dict):
+            p.setdefault("protocol", "TCP")
+            if "port" in p:
+                p.setdefault("targetPort", p["port"])
+    if typ == "ExternalName":
+        return
+    ip = spec.get("clusterIP")
+    if not ip and ospec.get("clusterIP"):
+        ip = spec["clusterIP"] = ospec["clusterIP"]
+        if "clusterIPs" not in spec and ospec.get("clusterIPs"):
+            spec["clusterIPs"] = list(ospec["clusterIPs"])
+    if not ip:
+        ip = spec["clusterIP"] = state.allocate_ip()
+    ips = spec.get("clusterIPs")
+    if not ips or (ospec.get("clusterIP") != ip and ips == ospec.get("clusterIPs")):
+        spec["clusterIPs"] = [ip]
+    spec.setdefault("ipFamilies", ["IPv4"])
+    spec.setdefault("ipFamilyPolicy", "SingleStack")
+    spec.setdefault("internalTrafficPolicy", "Cluster")
+    if typ in ("NodePort", "LoadBalancer"):
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+        oldports = {(p.get("port"), p.get("protocol", "TCP")): p.get("nodePort")
+                    for p in ospec.get("ports") or [] if isinstance(p, dict)}
+        for p in spec.get("ports") or []:
+            if isinstance(p, dict) and "nodePort" not in p:
+                p["nodePort"] = oldports.get((p.get("port"), p.get("protocol"))) \
+                    or state.allocate_node_port()
+
+
+def _labels_match(sel, labels):
+    labels = labels or {}
+    for k, v in ((sel or {}).get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in (sel or {}).get("matchExpressions") or []:
+        op, key, vals = e.get("operator"), e.get("key"), e.get("values") or []
+        if op == "In" and labels.get(key) not in vals:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in vals:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def _workload_errors(obj):
+    spec = obj.get("spec") or {}
+    errs = []
+    sel = spec.get("selector")
+    if not sel:
+        errs.append(FieldError("spec.selector", "Required", ""))
+    else:
+        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+        if not _labels_match(sel, labels):
+            errs.append(FieldError("spec.template.metadata.labels", "Invalid",
+                                   "`selector` does not match template `labels`",
+                                   govalue=go_map(labels)))
+    return errs
+
+
+STS_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy",
+               "persistentVolumeClaimRetentionPolicy", "minReadySeconds")
+
+
+def validate(rt, obj, old):
+    """Field errors for a create (old is None) or an update."""
+    k = rt.kind
+    errs = []
+    md = obj.get("metadata") or {}
+    if not md.get("name"):
+        errs.append(FieldError("metadata.name", "Required", "name or generateName is required"))
+        return errs
+    if k in ("Deployment", "DaemonSet", "StatefulSet", "ReplicaSet"):
+        errs += _workload_errors(obj)
+    if old is None:
+        return errs
+    ospec, nspec = old.get("spec") or {}, obj.get("spec") or {}
+    if k in ("Deployment", "DaemonSet", "ReplicaSet") and ospec.get("selector") != nspec.get(
+            "selector"):
+        errs.append(FieldError("spec.selector", "Invalid", "field is immutable",
+                               govalue=go_selector(nspec.get("selector"))))
+    if k == "StatefulSet":
+        a = {x: y for x, y in ospec.items() if x not in STS_MUTABLE}
+        b = {x: y for x, y in nspec.items() if x not in STS_MUTABLE}
+        if a != b:
+            errs.append(FieldError("spec", "Forbidden", "updates to statefulset spec for fields "
+                                   "other than 'replicas', 'ordinals', 'template', "
+                                   "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' "
+                                   "and 'minReadySeconds' are forbidden"))
+    if k == "StorageClass":
+        if (old.get("parameters") or {}) != (obj.get("parameters") or {}):
+            errs.append(FieldError("parameters", "Forbidden",
+                                   "updates to parameters are forbidden."))
+        if old.get("provisioner") != obj.get("provisioner"):
+            errs.append(FieldError("provisioner", "Forbidden",
+                                   "updates to provisioner are forbidden."))
+        if old.get("reclaimPolicy") != obj.get("reclaimPolicy"):
+            errs.append(FieldError("reclaimPolicy", "Forbidden",
+                                   "updates to reclaimPolicy are forbidden."))
+        if old.get("volumeBindingMode") != obj.get("volumeBindingMode"):
+            errs.append(FieldError("volumeBindingMode", "Invalid", "field is immutable",
+                                   value=obj.get("volumeBindingMode")))
+    if k == "Service":
+        errs += _service_ip_errors(ospec, nspec)
+    if k in ("ConfigMap", "Secret") and old.get("immutable"):
+        for f in ("data", "binaryData"):
+            if old.get(f) != obj.get(f):
+                errs.append(FieldError(f, "Forbidden", "field is immutable when `immutable` "
+                                       "is set"))
+    return errs
+
+
+def _service_ip_errors(ospec, nspec):
+    if "ExternalName" in (ospec.get("type"), nspec.get("type")):
+        return []
+    o, n = ospec.get("clusterIPs") or [], nspec.get("clusterIPs") or []
+    if o == ["None"] and n == ["None"]:
+        return []
+    errs = []
+    if len(o) == len(n):
+        for i, ip in enumerate(o):
+            if ip != n[i]:
+                errs.append(FieldError("spec.clusterIPs[%d]" % i, "Invalid",
+                                       "may not change once set", value=n))
+    elif len(o) > len(n):
+        if not n:
+            errs.append(FieldError("spec.clusterIPs[0]", "Invalid",
+                                   "primary clusterIP can not be unset", value=n))
+        elif n[0] != o[0]:
+            errs.append(FieldError("spec.clusterIPs[0]", "Invalid",
+                                   "may not change once set", value=n))
+    return errs

@@ -1,0 +1,684 @@
+"""In-memory cluster state of the fake API server: objects, writes, watch
+history, the workload controller and the test controls."""
+import collections
+import copy
+import hashlib
+import json
+import random
+import re
+import string
+import threading
+import time
+import uuid
+
+import apiserver_kinds as kinds
+from apiserver_merge import (changed_paths, drop_nulls, field_paths, fields_to_paths,
+                             json_patch, merge, paths_to_fields, remove_path)
+from apiserver_types import (ApiError, RType, already_exists, bad_request, builtin_types,
+                             conflict, invalid, namespace_not_found, not_found)
+
+WORKLOADS = ("Deployment", "DaemonSet", "StatefulSet")
+Event = collections.namedtuple("Event", "rv type gr ns name obj")
+
+
+def now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def spec_of(obj):
+    """What a generation covers: everything but metadata and status."""
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def _strip_times(mf):
+    return [{k: v for k, v in e.items() if k != "time"} for e in mf or []]
+
+
+def _same(a, b):
+    ma, mb = dict(a.get("metadata") or {}), dict(b.get("metadata") or {})
+    fa, fb = ma.pop("managedFields", None), mb.pop("managedFields", None)
+    return (ma == mb and _strip_times(fa) == _strip_times(fb)
+            and {k: v for k, v in a.items() if k not in ("metadata", "apiVersion")}
+            == {k: v for k, v in b.items() if k not in ("metadata", "apiVersion")})
+
+
+# ---------------------------------------------------------------- selectors
+
+_REQ = re.compile(r"\s*(!?)\s*([A-Za-z0-9._/-]+)\s*(?:(==|=|!=)\s*([A-Za-z0-9._-]*)|"
+                  r"\s+(in|notin)\s*\(([^)]*)\))?\s*(?:,|$)")
+
+
+def parse_label_selector(s):
+    reqs, pos = [], 0
+    s = s or ""
+    while pos < len(s):
+        m = _REQ.match(s, pos)
+        if not m or m.end() == pos:
+            raise bad_request("unable to parse requirement: invalid label selector %r" % s)
+        neg, key, op, val, setop, vals = m.groups()
+        if op:
+            reqs.append((key, "!=" if op == "!=" else "=", [val]))
+        elif setop:
+            reqs.append((key, setop, [v.strip() for v in vals.split(",") if v.strip()]))
+        else:
+            reqs.append((key, "!exists" if neg else "exists", []))
+        pos = m.end()
+    return reqs
+
+
+def labels_match(reqs, labels):
+    labels = labels or {}
+    for key, op, vals in reqs:
+        has, v = key in labels, labels.get(key)
+        if op == "=" and v != vals[0]:
+            return False
+        if op == "!=" and has and v == vals[0]:
+            return False
+        if op == "in" and v not in vals:
+            return False
+        if op == "notin" and has and v in vals:
+            return False
+        if op == "exists" and not has:
+            return False
+        if op == "!exists" and has:
+            return False
+    return True
+
+
+def parse_field_selector(s):
+    out = []
+    for part in (s or "").split(","):
+        if not part.strip():
+            continue
+        m = re.match(r"\s*([A-Za-z0-9_.]+)\s*(==|=|!=)\s*(.*?)\s*$", part)
+        if not m:
+            raise bad_request('invalid selector: \'%s\'; can\'t understand \'%s\'' % (s, part))
+        out.append((m.group(1), m.group(2) != "!=", m.group(3)))
+    return out
+
+
+def fields_match(reqs, obj):
+    for path, eq, want in reqs:
+        cur = obj
+        for p in path.split("."):
+            cur = cur.get(p) if isinstance(cur, dict) else None
+        have = "" if cur is None else (json.dumps(cur) if not isinstance(cur, str) else cur)
+        if (have == want) != eq:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- state
+
+class State:
+    def __init__(self, node_name, arch, rollout_delay=0.2, history=1000, broken=None):
+        self.lock = threading.RLock()
+        self.cond = threading.Condition(self.lock)
+        self.node_name, self.arch = node_name, arch
+        self.default_delay = rollout_delay
+        self.history_len = history
+        self.broken = broken
+        self.requests = collections.deque(maxlen=10000)
+        self.counts = collections.Counter()
+        self.reset()
+
+    # ---- setup
+    def reset(self):
+        with self.lock:
+            self.types = {}
+            for rt in builtin_types():
+                self.types[(rt.group, rt.version, rt.plural)] = rt
+            self.objects = collections.defaultdict(dict)
+            self.rv = getattr(self, "rv", 0)   # never goes back: a stale RV stays stale
+            self.events = collections.deque()
+            self.floor = self.rv
+            self.stalled = set()
+            self._seeding_status = False
+            self.faults = []
+            self.force_gone = []
+            self.watch_epoch = getattr(self, "watch_epoch", 0) + 1
+            self.rollout_delay = self.default_delay
+            self.ips = set()
+            self.node_ports = set()
+            self.requests.clear()
+            self.counts.clear()
+            self._seed_defaults()
+            self.cond.notify_all()
+
+    def _seed_defaults(self):
+        for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
+            self._put_direct({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        self._put_direct({"apiVersion": "v1", "kind": "Service", "metadata": {
+            "name": "kubernetes", "namespace": "default",
+            "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"clusterIP": "10.152.183.1", "ports": [
+                {"name": "https", "port": 443, "targetPort": 16443}]}})
+        n = self.node_name
+        self._put_direct({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": {
+            "beta.kubernetes.io/arch": self.arch, "beta.kubernetes.io/os": "linux",
+            "kubernetes.io/arch": self.arch, "kubernetes.io/hostname": n,
+            "kubernetes.io/os": "linux", "microk8s.io/cluster": "true",
+            "node.kubernetes.io/microk8s-controlplane": "microk8s-controlplane"}},
+            "spec": {}, "status": {
+                "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                "message": "kubelet is posting ready status",
+                                "lastHeartbeatTime": now(), "lastTransitionTime": now()}],
+                "addresses": [{"type": "InternalIP", "address": "127.0.0.1"},
+                              {"type": "Hostname", "address": n}],
+                "capacity": {"cpu": "2", "memory": "4Gi", "pods": "110"},
+                "allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"},
+                "nodeInfo": {"kubeletVersion": "v1.32.3", "kubeProxyVersion": "v1.32.3",
+                             "architecture": self.arch, "operatingSystem": "linux",
+                             "osImage": "Ubuntu 24.04 LTS",
+                             "containerRuntimeVersion": "containerd://1.7.27",
+                             "kernelVersion": "6.8.0"}}}, keep_status=True)
+
+    def _put_direct(self, obj, keep_status=False):
+        rt = self.type_for(obj["apiVersion"], obj["kind"])
+        ns = obj["metadata"].get("namespace", "") if rt.namespaced else ""
+        self.create(rt, ns, obj, manager="fake-apiserver", keep_status=keep_status,
+                    check_ns=False)
+
+    def allocate_ip(self):
+        for i in range(2, 255):
+            ip = "10.152.183.%d" % i
+            if ip not in self.ips:
+                self.ips.add(ip)
+                return ip
+        raise ApiError(500, "InternalError", "Internal error occurred: range is full")
+
+    def allocate_node_port(self):
+        for p in range(30000, 32768):
+            if p not in self.node_ports:
+                self.node_ports.add(p)
+                return p
+        raise ApiError(500, "InternalError", "Internal error occurred: range is full")
+
+    # ---- types
+    def find_type(self, group, version, plural):
+        return self.types.get((group, version, plural))
+
+    def type_for(self, api_version, kind):
+        g, _, v = api_version.rpartition("/")
+        for rt in self.types.values():
+            if rt.group == g and rt.version == v and rt.kind == kind:
+                return rt
+        raise ApiError(404, "NotFound", 'no matches for kind "%s" in version "%s"'
+                       % (kind, api_version))
+
+    def served(self):
+        out = list(self.types.values())
+        if self.broken == "discovery":
+            out = [rt for rt in out if rt.group != "apps"]
+        return out
+
+    # ---- reads
+    def present(self, rt, obj):
+        o = copy.deepcopy(obj)
+        o["apiVersion"], o["kind"] = rt.gv, rt.kind
+        return o
+
+    def get(self, rt, ns, name):
+        with self.lock:
+            obj = self.objects[rt.gr].get((ns, name))
+            if obj is None:
+                raise not_found(rt, name)
+            return self.present(rt, obj)
+
+    def list(self, rt, ns, label_sel=None, field_sel=None):
+        lreqs, freqs = parse_label_selector(label_sel), parse_field_selector(field_sel)
+        with self.lock:
+            items = [self.present(rt, o) for (ons, _), o in sorted(self.objects[rt.gr].items())
+                     if (not ns or ons == ns)
+                     and labels_match(lreqs, o["metadata"].get("labels"))
+                     and fields_match(freqs, o)]
+            return items, str(self.rv)
+
+    # ---- writes
+    def _key(self, rt, ns, obj, url_name=None):
+        md = obj.setdefault("metadata", {})
+        if not isinstance(md, dict):
+            raise bad_request("metadata must be an object")
+        if rt.namespaced:
+            ons = md.get("namespace")
+            if ons and ns and ons != ns:
+                raise bad_request("the namespace of the provided object does not match the "
+                                  "namespace sent on the request")
+            ns = ns or ons or "default"
+            md["namespace"] = ns
+        else:
+            md.pop("namespace", None)
+            ns = ""
+        if url_name is not None:
+            if md.get("name") and md["name"] != url_name:
+                raise bad_request("the name of the object (%s) does not match the name on the "
+                                  "URL (%s)" % (md["name"], url_name))
+            md["name"] = url_name
+        if not md.get("name") and md.get("generateName"):
+            md["name"] = md["generateName"] + "".join(
+                random.choice(string.ascii_lowercase + string.digits) for _ in range(5))
+        return ns, md.get("name") or ""
+
+    def _check_kind(self, rt, obj):
+        if not isinstance(obj, dict):
+            raise bad_request("the body of the request was in an unknown format")
+        av, kind = obj.get("apiVersion"), obj.get("kind")
+        if kind and kind != rt.kind:
+            raise bad_request('the server rejected our request: kind "%s" does not match the '
+                              'expected kind "%s"' % (kind, rt.kind))
+        if av and av.rpartition("/")[0] != rt.group:
+            raise bad_request("the API version in the data (%s) does not match the expected "
+                              "API version (%s)" % (av, rt.gv))
+
+    def create(self, rt, ns, body, dry=False, manager=None, keep_status=False, check_ns=True,
+               managed=None):
+        self._check_kind(rt, body)
+        obj = drop_nulls(copy.deepcopy(body))
+        with self.lock:
+            ns, name = self._key(rt, ns, obj)
+            if name and (ns, name) in self.objects[rt.gr]:
+                raise already_exists(rt, name)
+            if check_ns and rt.namespaced and ("", ns) not in self.objects[("", "namespaces")]:
+                raise namespace_not_found(ns)
+            md = obj["metadata"]
+            for f in ("resourceVersion", "uid", "creationTimestamp", "generation",
+                      "deletionTimestamp", "selfLink"):
+                md.pop(f, None)
+            if rt.status and not keep_status:
+                obj.pop("status", None)
+            kinds.default(self, rt, obj, None)
+            errs = kinds.validate(rt, obj, None)
+            if rt.kind == "CustomResourceDefinition":
+                errs += self._crd_errors(obj)
+            if errs:
+                raise invalid(rt, name, errs)
+            md["uid"] = str(uuid.uuid4())
+            md["creationTimestamp"] = now()
+            md["generation"] = 1
+            if managed is not None:
+                md["managedFields"] = managed
+            elif manager:
+                md["managedFields"] = [self._mf_entry(rt, manager, "Update",
+                                                      field_paths(obj))]
+            if rt.kind == "CustomResourceDefinition":
+                self._crd_status(obj)
+            if rt.kind == "Service" and obj["spec"].get("clusterIP") not in (None, "None"):
+                self.ips.add(obj["spec"]["clusterIP"])
+            return 201, self._commit(rt, ns, name, None, obj, dry)
+
+    def _commit(self, rt, ns, name, old, new, dry):
+        """Store new (old is the current object or None); returns what to answer."""
+        if old is not None and _same(old, new):
+            return self.present(rt, old)
+        if dry:
+            return self.present(rt, new)
+        self.rv += 1
+        new["metadata"]["resourceVersion"] = str(self.rv)
+        new["apiVersion"], new["kind"] = rt.gv, rt.kind
+        self.objects[rt.gr][(ns, name)] = new
+        self._event("ADDED" if old is None else "MODIFIED", rt, ns, name, new)
+        self._after_write(rt, ns, name, old, new)
+        return self.present(rt, new)
+
+    def _event(self, typ, rt, ns, name, obj):
+        if len(self.events) >= self.history_len:
+            self.floor = self.events.popleft().rv
+        self.events.append(Event(self.rv, typ, rt.gr, ns, name, copy.deepcopy(obj)))
+        self.cond.notify_all()
+
+    def _merge_for_update(self, rt, old, new, sub):
+        """What a write through the main resource or /status may change."""
+        if sub == "status":
+            out = copy.deepcopy(old)
+            if "status" in new:
+                out["status"] = new["status"]
+            else:
+                out.pop("status", None)
+            return out
+        if rt.status:
+            new = dict(new)
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+        return new
+
+    def update(self, rt, ns, name, body, dry=False, manager=None, sub=None, op="Update",
+               managed=None, precondition=True):
+        self._check_kind(rt, body)
+        new = drop_nulls(copy.deepcopy(body))
+        with self.lock:
+            ns, _ = self._key(rt, ns, new, url_name=name)
+            old = self.objects[rt.gr].get((ns, name))
+            if old is None:
+                raise not_found(rt, name)
+            want = (new.get("metadata") or {}).get("resourceVersion")
+            if precondition and want and want != old["metadata"]["resourceVersion"]:
+                raise conflict(rt, name)
+            new = self._merge_for_update(rt, old, new, sub)
+            md, omd = new["metadata"], old["metadata"]
+            for f in ("uid", "creationTimestamp", "generation"):
+                md[f] = omd[f]
+            md["resourceVersion"] = omd["resourceVersion"]
+            kinds.default(self, rt, new, old)
+            if spec_of(new) != spec_of(old):
+                md["generation"] = omd["generation"] + 1
+            errs = [] if sub == "status" else kinds.validate(rt, new, old)
+            if rt.kind == "CustomResourceDefinition" and sub != "status":
+                errs += self._crd_errors(new)
+            if errs:
+                raise invalid(rt, name, errs)
+            if managed is not None:
+                md["managedFields"] = managed
+            elif sub != "status":
+                md["managedFields"] = self._record_update(rt, old, new, manager or "unknown")
+            else:
+                md["managedFields"] = omd.get("managedFields", [])
+            if rt.kind == "CustomResourceDefinition" and sub != "status":
+                self._crd_status(new)
+            return 200, self._commit(rt, ns, name, old, new, dry)
+
+    def patch(self, rt, ns, name, ptype, body, dry=False, manager=None, force=False, sub=None):
+        if ptype == "apply":
+            return self.apply(rt, ns, name, body, dry, manager, force, sub)
+        with self.lock:
+            old = self.objects[rt.gr].get((ns if rt.namespaced else "", name))
+            if old is None:
+                raise not_found(rt, name)
+            cur = self.present(rt, old)
+            if ptype == "json":
+                new = json_patch(cur, body)
+            else:
+                if not isinstance(body, dict):
+                    raise bad_request("patch body must be a JSON object")
+                new = merge(cur, body, keyed=(ptype == "strategic"))
+            return self.update(rt, ns, name, new, dry, manager, sub)
+
+    def apply(self, rt, ns, name, body, dry, manager, force, sub):
+        if not manager:
+            raise ApiError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: '
+                           'fieldManager: Required value: is required for apply patch')
+        if not isinstance(body, dict):
+            raise bad_request("error decoding YAML: the body is not an object")
+        if not body.get("apiVersion") or not body.get("kind"):
+            raise bad_request("Object 'Kind' is missing in '%s'" % json.dumps(body))
+        self._check_kind(rt, body)
+        with self.lock:
+            cfg = copy.deepcopy(body)
+            ns, _ = self._key(rt, ns, cfg, url_name=name)
+            old = self.objects[rt.gr].get((ns, name))
+            paths = field_paths(cfg, skip_status=(sub != "status"))
+            if old is None:
+                if sub:
+                    raise not_found(rt, name)
+                entry = self._mf_entry(rt, manager, "Apply", paths)
+                return self.create(rt, ns, cfg, dry, managed=[entry])
+            mf = copy.deepcopy(old["metadata"].get("managedFields") or [])
+            mine = [e for e in mf if e.get("manager") == manager and e.get("operation") == "Apply"
+                    and e.get("subresource", "") == (sub or "")]
+            others = [e for e in mf if e not in mine]
+            prev = set().union(*[fields_to_paths(e.get("fieldsV1")) for e in mine])
+            other_paths = set().union(*[fields_to_paths(e.get("fieldsV1")) for e in others])
+            base = self.present(rt, old)
+            if rt.status and sub != "status":
+                cfg.pop("status", None)
+            new = merge(base, cfg, keyed=True)
+            removed = []
+            for p in sorted(prev - paths, key=len):
+                if any(p[:len(r)] == r for r in removed):
+                    continue
+                if any(o[:len(p)] == p for o in other_paths):
+                    continue
+                if remove_path(new, p):
+                    removed.append(p)
+            kept = []
+            for e in others:       # force: applied fields now belong to this manager
+                left = fields_to_paths(e.get("fieldsV1")) - paths
+                if left:
+                    e["fieldsV1"] = paths_to_fields(left)
+                    kept.append(e)
+            entry = self._mf_entry(rt, manager, "Apply", paths, sub)
+            if mine and fields_to_paths(mine[0].get("fieldsV1")) == paths:
+                entry["time"] = mine[0].get("time", entry["time"])
+            new.setdefault("metadata", {})["resourceVersion"] = None
+            return self.update(rt, ns, name, new, dry, sub=sub, managed=kept + [entry],
+                               precondition=False)
+
+    def _mf_entry(self, rt, manager, op, paths, sub=None):
+        e = {"manager": manager, "operation": op, "apiVersion": rt.gv, "time": now(),
+             "fieldsType": "FieldsV1", "fieldsV1": paths_to_fields(paths)}
+        if sub:
+            e["subresource"] = sub
+        return e
+
+    def _record_update(self, rt, old, new, manager):
+        changed = changed_paths(old, new)
+        mf = copy.deepcopy(old["metadata"].get("managedFields") or [])
+        if not changed:
+            return mf
+        out, mine = [], set()
+        for e in mf:
+            ps = fields_to_paths(e.get("fieldsV1"))
+            if e.get("manager") == manager and e.get("operation") == "Update" \
+                    and not e.get("subresource"):
+                mine |= ps
+                continue
+            left = ps - changed
+            if left:
+                e["fieldsV1"] = paths_to_fields(left)
+                out.append(e)
+        out.append(self._mf_entry(rt, manager, "Update", mine | changed))
+        return out
+
+    def delete(self, rt, ns, name, dry=False):
+        with self.lock:
+            key = (ns if rt.namespaced else "", name)
+            old = self.objects[rt.gr].get(key)
+            if old is None:
+                raise not_found(rt, name)
+            if dry:
+                return self.present(rt, old)
+            self._remove(rt, key)
+            return self.present(rt, old)
+
+    def _remove(self, rt, key):
+        old = self.objects[rt.gr].pop(key)
+        self.rv += 1
+        gone = copy.deepcopy(old)
+        gone["metadata"]["resourceVersion"] = str(self.rv)
+        self._event("DELETED", rt, key[0], key[1], gone)
+        if rt.kind == "Namespace":
+            seen = set()
+            for t in list(self.types.values()):
+                if t.namespaced and t.gr not in seen:
+                    seen.add(t.gr)
+                    for k in [k for k in self.objects[t.gr] if k[0] == key[1]]:
+                        self._remove(t, k)
+        elif rt.kind == "CustomResourceDefinition":
+            self._crd_unregister(old)
+        elif rt.kind == "Service":
+            self.ips.discard((old.get("spec") or {}).get("clusterIP"))
+
+    # ---- CRDs
+    def _crd_errors(self, obj):
+        from apiserver_types import FieldError
+        spec = obj.get("spec") or {}
+        names = spec.get("names") or {}
+        want = "%s.%s" % (names.get("plural"), spec.get("group"))
+        errs = []
+        if obj["metadata"].get("name") != want:
+            errs.append(FieldError("metadata.name", "Invalid",
+                                   'must be spec.names.plural+"."+spec.group',
+                                   value=obj["metadata"].get("name")))
+        if not spec.get("versions"):
+            errs.append(FieldError("spec.versions", "Invalid", "must have exactly one version "
+                                   "marked as storage version", value=[]))
+        return errs
+
+    def _crd_status(self, obj):
+        spec = obj["spec"]
+        names = dict(spec.get("names") or {})
+        names.setdefault("singular", names.get("kind", "").lower())
+        names.setdefault("listKind", names.get("kind", "") + "List")
+        storage = [v["name"] for v in spec.get("versions") or [] if v.get("storage")]
+        st = obj.get("status") or {}
+        ts = now()
+        obj["status"] = {
+            "acceptedNames": names,
+            "conditions": [
+                {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
+                 "message": "no conflicts found", "lastTransitionTime": ts},
+                {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                 "message": "the initial names have been accepted", "lastTransitionTime": ts}],
+            "storedVersions": sorted(set((st.get("storedVersions") or []) + storage))}
+        spec.setdefault("conversion", {"strategy": "None"})
+        self._crd_register(obj)
+
+    def _crd_register(self, obj):
+        spec, name = obj["spec"], obj["metadata"]["name"]
+        self._crd_unregister(obj, keep_objects=True)
+        n = spec.get("names") or {}
+        for v in spec.get("versions") or []:
+            if not v.get("served", True):
+                continue
+            rt = RType(spec["group"], v["name"], n["plural"], n["kind"],
+                       spec.get("scope", "Namespaced") == "Namespaced",
+                       short=n.get("shortNames") or (), categories=n.get("categories") or (),
+                       singular=n.get("singular"),
+                       status="status" in (v.get("subresources") or {}), crd=name)
+            self.types[(rt.group, rt.version, rt.plural)] = rt
+
+    def _crd_unregister(self, obj, keep_objects=False):
+        name = obj["metadata"]["name"]
+        for key, rt in list(self.types.items()):
+            if rt.crd == name:
+                del self.types[key]
+                if not keep_objects:
+                    for k in list(self.objects[rt.gr]):
+                        self._remove(rt, k)
+
+    # ---- workload controller
+    def _after_write(self, rt, ns, name, old, new):
+        if rt.kind in WORKLOADS and not self._seeding_status and (old is None or old["metadata"]["generation"] !=
+                                     new["metadata"]["generation"]):
+            self.schedule_rollout(rt, ns, name)
+
+    def schedule_rollout(self, rt, ns, name):
+        gen = self.objects[rt.gr][(ns, name)]["metadata"]["generation"]
+        t = threading.Timer(self.rollout_delay, self._rollout, (rt, ns, name, gen))
+        t.daemon = True
+        t.start()
+
+    def _rollout(self, rt, ns, name, gen):
+        with self.lock:
+            obj = self.objects[rt.gr].get((ns, name))
+            if obj is None or obj["metadata"]["generation"] != gen:
+                return
+            stalled = self.broken == "rollout" or (rt.kind, ns, name) in self.stalled
+            st = self.workload_status(rt.kind, obj, stalled)
+            if st is None or st == obj.get("status"):
+                return
+            new = copy.deepcopy(obj)
+            new["status"] = st
+            self._commit(rt, ns, name, obj, new, False)
+
+    def workload_status(self, kind, obj, stalled):
+        spec, md = obj.get("spec") or {}, obj["metadata"]
+        gen = md["generation"]
+        h = hashlib.sha256(json.dumps(spec.get("template"), sort_keys=True).encode())
+        rev = "%s-%s" % (md["name"], h.hexdigest()[:10])
+        ts = now()
+        if kind == "DaemonSet":
+            n = len(self.objects[("", "nodes")]) or 1
+            ready = 0 if stalled else n
+            return {"observedGeneration": gen, "currentNumberScheduled": n,
+                    "desiredNumberScheduled": n, "numberMisscheduled": 0,
+                    "numberReady": ready, "updatedNumberScheduled": n,
+                    "numberAvailable": ready, **({"numberUnavailable": n} if stalled else {})}
+        r = spec.get("replicas", 1)
+        if stalled and r == 0:
+            return None
+        ready = 0 if stalled else r
+        if kind == "StatefulSet":
+            st = {"observedGeneration": gen, "replicas": r, "readyReplicas": ready,
+                  "currentReplicas": r if not stalled else 0, "updatedReplicas": r,
+                  "availableReplicas": ready, "updateRevision": rev,
+                  "currentRevision": rev if not stalled else
+                  ((obj.get("status") or {}).get("currentRevision") or rev + "-old"),
+                  "collisionCount": 0}
+            return st
+        old = {c.get("type"): c for c in (obj.get("status") or {}).get("conditions") or []}
+
+        def cond(typ, status, reason, msg):
+            c = {"type": typ, "status": status, "lastUpdateTime": ts, "lastTransitionTime": ts,
+                 "reason": reason, "message": msg}
+            o = old.get(typ)
+            if o and o.get("status") == status:
+                c["lastTransitionTime"] = o.get("lastTransitionTime", ts)
+            return c
+        if stalled:
+            conds = [cond("Available", "False", "MinimumReplicasUnavailable",
+                          "Deployment does not have minimum availability."),
+                     cond("Progressing", "True", "ReplicaSetUpdated",
+                          'ReplicaSet "%s" is progressing.' % rev)]
+            return {"observedGeneration": gen, "replicas": r, "updatedReplicas": r,
+                    "readyReplicas": 0, "availableReplicas": 0, "unavailableReplicas": r,
+                    "conditions": conds}
+        conds = [cond("Available", "True", "MinimumReplicasAvailable",
+                      "Deployment has minimum availability."),
+                 cond("Progressing", "True", "NewReplicaSetAvailable",
+                      'ReplicaSet "%s" has successfully progressed.' % rev)]
+        return {"observedGeneration": gen, "replicas": r, "updatedReplicas": r,
+                "readyReplicas": r, "availableReplicas": r, "conditions": conds}
+
+    # ---- controls
+    def _workload(self, kind, ns, name):
+        for rt in self.types.values():
+            if rt.kind == kind and rt.group == "apps":
+                return rt
+        raise bad_request("stall: kind must be Deployment, DaemonSet or StatefulSet")
+
+    def stall(self, kind, ns, name, on=True):
+        with self.lock:
+            rt = self._workload(kind, ns, name)
+            key = (kind, ns or "default", name)
+            if on:
+                self.stalled.add(key)
+                return
+            self.stalled.discard(key)
+            if (key[1], name) in self.objects[rt.gr]:
+                self.schedule_rollout(rt, key[1], name)
+
+    def seed(self, objs):
+        out = []
+        with self.lock:
+            for obj in objs:
+                if not isinstance(obj, dict) or not obj.get("kind"):
+                    continue
+                if obj["kind"].endswith("List") and isinstance(obj.get("items"), list):
+                    out += self.seed(obj["items"])
+                    continue
+                rt = self.type_for(obj.get("apiVersion", ""), obj["kind"])
+                md = obj.setdefault("metadata", {})
+                ns = md.get("namespace") or ("default" if rt.namespaced else "")
+                if rt.namespaced and ("", ns) not in self.objects[("", "namespaces")]:
+                    self._put_direct({"apiVersion": "v1", "kind": "Namespace",
+                                      "metadata": {"name": ns}})
+                has_status = "status" in obj
+                key = (ns, md.get("name"))
+                if key in self.objects[rt.gr]:
+                    self._remove(rt, key)
+                self._seeding_status = has_status
+                try:
+                    _, res = self.create(rt, ns, obj, manager="seed", keep_status=has_status,
+                                         check_ns=False)
+                finally:
+                    self._seeding_status = False
+                out.append({"kind": rt.kind, "namespace": ns, "name": res["metadata"]["name"],
+                            "resourceVersion": res["metadata"]["resourceVersion"]})
+        return out
+
+    def compact(self):
+        with self.lock:
+            self.events.clear()
+            self.floor = self.rv
