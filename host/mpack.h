@@ -1,0 +1,31 @@
+/* Lua values <-> MessagePack, shared by the journal and the broker/child
+ * RPC.  Encoding uses libmsgpack-c's packer.  Decoding is a bounded
+ * reader of our own: it reads hostile bytes (from the hook process), and
+ * msgpack-c's unpacker allocates whatever an array header claims before
+ * reading a single element.
+ *
+ * Mapping:  nil and null (uh_pushnull) -> nil -> null
+ *           boolean, integer (int64), float (double)
+ *           string -> str (binary safe); str and bin -> string
+ *           table with the array marker or keys exactly 1..n -> array
+ *           (decoded arrays carry the marker); other tables -> map
+ * Map keys must be strings, numbers or booleans.  Functions, userdata,
+ * threads, ext types, cycles and nesting beyond UH_MPACK_MAXDEPTH are
+ * errors.  Both functions return 0, or -1 with a message in err and the
+ * Lua stack as it was.
+ */
+#ifndef UH_MPACK_H
+#define UH_MPACK_H
+#include <stddef.h>
+#include <lua.h>
+#include <msgpack.h>
+
+#define UH_MPACK_MAXDEPTH 64
+
+int uh_mpack_pack(lua_State *L, int idx, msgpack_sbuffer *sb, char *err,
+                  size_t errlen);
+/* Decode exactly one value filling buf[0..len) and push it. */
+int uh_mpack_unpack_push(lua_State *L, const char *buf, size_t len,
+                         char *err, size_t errlen);
+
+#endif
