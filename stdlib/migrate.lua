@@ -9,9 +9,10 @@
 --- ```
 ---
 --- Rules (decided here, see also the tests):
---- * A step's `from` is an exact version (`1.1.0`, compared by semver
----   precedence, so `v1.1.0` and `1.1` match too) or any npm range
----   (`>=1.2.0 <1.4.0`, `1.3.x`) that the current version satisfies. Its
+--- * A step's `from` is an exact version `MAJOR.MINOR.PATCH[-pre]`
+---   (compared by semver precedence, so `v1.1.0` matches `1.1.0`) or any
+---   npm range (`>=1.2.0 <1.4.0`, `1.3.x`, and `1.3`, which as in npm means
+---   `1.3.x`) that the current version satisfies. Its
 ---   `to` is an exact version; a step only runs when its `to` is above
 ---   the current version.
 --- * `run` starts at `ctx.from` and repeatedly takes the first step, in
@@ -79,7 +80,7 @@ function Migration:step(from, to, fn)
     error(string.format("migrate: step %s -> %s: fn must be a function, got %s",
                         from, to, type(fn)), 2)
   end
-  local exact = semver.parse(from)
+  local exact = from:match("^%s*[vV=]?%d+%.%d+%.%d+") and semver.parse(from)
   if not exact then
     local ok, err = semver.valid_range(from)
     if not ok then error("migrate: step 'from': " .. err, 2) end

@@ -48,6 +48,13 @@ t.case("a range from covers versions with no work of their own", function()
   t.eq(steps_logged, { "migrate 1.3.7 -> 1.4.2", "migrate 1.4.2 -> 2.0.0" })
 end)
 
+t.case("a partial from is an X-range, as in npm", function()
+  local ran, fn = recorder()
+  local m = migrate.new():step("1.2", "1.3.0", fn):step("v1.3.0", "1.4.0", fn)
+  m:run { from = "1.2.5", to = "1.4.0" }
+  t.eq(ran, { "1.2.5>1.3.0", "1.3.0>1.4.0" })
+end)
+
 t.case("ctx passes through; fn gets ctx, current and to", function()
   local got
   local m = migrate.new():step("1.x", "2.0.0", function(ctx, from, to)
