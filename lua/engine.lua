@@ -1,1 +1,299 @@
-return {}
+--- uphook.engine: the phases of one upgrade (SPEC §3), the same for the
+--- live cluster, `--offline` and `uphook test`.
+---
+--- load -> detect (only without state) -> range check -> check ->
+--- upgrade -> verify -> commit state | rollback from the journal.
+local semver = require "semver"
+local prims = require "uphook.prims"
+local rollback = require "uphook.rollback"
+local plan = require "uphook.plan"
+local state = require "uphook.state"
+
+local M = {}
+
+-- exit codes (SPEC §1)
+M.OK, M.FAILED, M.USAGE, M.NOHOOK, M.EARLY, M.LOCKED, M.STUCK =
+  0, 1, 2, 3, 4, 5, 6
+
+local Run = {}
+Run.__index = Run
+
+function Run:remaining()
+  return math.max(0, self.deadline - self.c.sandbox.now())
+end
+
+--- A failure that ends the run with `code`.
+local Stop = {}
+local function stop(code, msg) error(setmetatable({ code = code,
+  message = msg }, Stop), 0) end
+M.stop = stop
+
+--- Hook validation ---------------------------------------------------------
+
+local PERM_PATTERNS = {
+  "^kube:%*$", "^kube:cluster$", "^kube:[a-z0-9][a-z0-9%-]*$",
+  "^net:http://[%w%.%-]+$", "^net:[%w%.%-]+$", "^args:[%w%-_.]+$",
+  "^bin:[%w%-_.]+$", "^restart:kubelite$", "^restart:microk8s%.daemon%-[%w%-]+$",
+}
+local FIELDS = { version = "string", from = "string", permissions = "table",
+  params = "table", description = "string", detect = "function",
+  check = "function", upgrade = "function", verify = "function" }
+local REQUIRED = { "version", "from", "permissions", "upgrade" }
+
+local function valid_perm(p)
+  for _, pat in ipairs(PERM_PATTERNS) do
+    if type(p) == "string" and p:match(pat) then return true end
+  end
+end
+
+---Check the hook table's description; returns the hook info or raises.
+function M.validate(desc, name)
+  local types, data = desc.types or {}, desc.data or {}
+  local function bad(msg) stop(M.EARLY, name .. ": " .. msg) end
+  for _, f in ipairs(REQUIRED) do
+    if types[f] == nil then bad("field '" .. f .. "' is missing") end
+  end
+  for f, t in pairs(types) do
+    if FIELDS[f] and FIELDS[f] ~= t then
+      bad(string.format("field '%s' must be a %s, got %s", f, FIELDS[f], t))
+    end
+  end
+  if not semver.parse(data.version) then
+    bad("field 'version' is not a semantic version: " .. data.version)
+  end
+  local okr, rerr = semver.valid_range(data.from)
+  if not okr then bad("field 'from' is not a version range: "
+    .. tostring(rerr)) end
+  local perms = {}
+  for i, p in ipairs(data.permissions) do
+    if not valid_perm(p) then
+      bad(string.format("permissions[%d]: unknown permission %q", i,
+        tostring(p)))
+    end
+    perms[p] = true
+  end
+  for k, spec in pairs(data.params or {}) do
+    if type(k) ~= "string" or type(spec) ~= "table" then
+      bad("params." .. tostring(k) .. " must be a table")
+    end
+    if spec.default ~= nil and type(spec.default) ~= "string" then
+      bad("params." .. k .. ".default must be a string")
+    end
+    if spec.choices ~= nil and type(spec.choices) ~= "table" then
+      bad("params." .. k .. ".choices must be a list of strings")
+    end
+  end
+  local unknown = {}
+  for f in pairs(types) do if not FIELDS[f] then unknown[#unknown + 1] = f end end
+  table.sort(unknown)
+  return { version = data.version, from = data.from, perms = perms,
+    permissions = data.permissions, params = data.params or {},
+    description = data.description, has = types, unknown = unknown }
+end
+
+--- Parameters ----------------------------------------------------------------
+
+---Split argv into declared params, positional args and --reset-params.
+function M.parse_args(argv, declared, addon)
+  local given, positional, reset = {}, {}, false
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    local name, value = a:match("^%-%-([^=]+)=(.*)$")
+    if a == "--reset-params" then reset = true
+    elseif not name and a:match("^%-%-.") then
+      name = a:sub(3)
+      value = argv[i + 1]
+      if declared[name] and value == nil then
+        stop(M.USAGE, "--" .. name .. " needs a value")
+      end
+      i = i + 1
+    elseif not name then positional[#positional + 1] = a end
+    if name then
+      local spec = declared[name]
+      if not spec then
+        local names = {}
+        for k in pairs(declared) do names[#names + 1] = "--" .. k end
+        table.sort(names)
+        stop(M.USAGE, string.format("unknown parameter --%s for %s%s", name,
+          addon, #names > 0 and (" (it takes " .. table.concat(names, ", ")
+          .. ")") or " (it takes none)"))
+      end
+      given[name] = value
+    end
+    i = i + 1
+  end
+  return given, positional, reset
+end
+
+local function check_choice(name, value, spec, where)
+  if spec.choices then
+    for _, c in ipairs(spec.choices) do if c == value then return end end
+    stop(M.USAGE, string.format("%s: --%s must be one of %s, got %q", where,
+      name, table.concat(spec.choices, ", "), value))
+  end
+end
+
+---Defaults, then saved parameters, then the command line.
+function M.merge_params(declared, saved, given)
+  local out = {}
+  for k, spec in pairs(declared) do out[k] = spec.default end
+  for k, v in pairs(saved or {}) do
+    if declared[k] and type(v) == "string" then out[k] = v end
+  end
+  for k, v in pairs(given) do
+    check_choice(k, v, declared[k], "parameter")
+    out[k] = v
+  end
+  return out
+end
+
+--- Running phases in the child -------------------------------------------------
+
+local function handler(run)
+  return function(name, args)
+    local ok, r1, r2, r3 = pcall(prims.dispatch, run, name, args)
+    if ok then return r1, r2, r3 end
+    if type(r1) == "table" then error(r1.message or "error", 0) end
+    error(r1, 0)
+  end
+end
+
+function Run:phase(name, ctx)
+  self.phase = name
+  local ok, value, kind, trace = self.child:run(name, ctx, self.handler)
+  if ok then return value end
+  self.trace = trace
+  if kind ~= "error" then self.fatal = true end
+  stop(self.changed and M.FAILED or M.EARLY,
+    kind == "error" and (name .. " failed: " .. tostring(value))
+    or tostring(value))
+end
+
+local function ctx_of(run)
+  return { addon = run.addon, from = run.from, to = run.to,
+    params = run.params, args = run.argv, positional = run.positional,
+    plan = run.plan or false, dir = run.roots.addon }
+end
+
+--- The whole upgrade -------------------------------------------------------------
+
+local function load_hook(run, o)
+  local child, err = run.c.sandbox.spawn { source = o.source,
+    chunkname = o.chunkname, memory_limit = o.memory_limit,
+    deadline = run.deadline, timeout = o.timeout }
+  if not child then stop(M.EARLY, err) end
+  run.child = child
+  run.phase = "load"
+  local ok, desc, kind = child:loaded(run.handler)
+  if not ok then
+    stop(M.EARLY, kind == "error" and (o.hook_name .. ": " .. tostring(desc))
+      or tostring(desc))
+  end
+  return M.validate(desc, o.hook_name)
+end
+
+local function find_from(run, saved)
+  if saved and saved.version then return saved.version end
+  if not run.hook.has.detect then
+    stop(M.EARLY, string.format("cannot tell which version of %s is "
+      .. "installed: no uphook state and the hook has no detect", run.addon))
+  end
+  local v = run:phase("detect", ctx_of(run))[1]
+  if v == nil or v == run.null then
+    stop(M.EARLY, string.format("%s does not look installed: detect found "
+      .. "no version (enable it first)", run.addon))
+  end
+  if type(v) ~= "string" or not semver.parse(v) then
+    stop(M.EARLY, "detect returned " .. tostring(v)
+      .. ", not a version")
+  end
+  return v
+end
+
+local function body(run, o)
+  run.hook = load_hook(run, o)
+  run.to, run.perms = run.hook.version, run.hook.perms
+  for _, f in ipairs(run.hook.unknown) do
+    run.report:log("warn", "the hook has an unknown field '" .. f .. "'")
+  end
+  local given, positional, reset = M.parse_args(o.argv or {},
+    run.hook.params, run.addon)
+  run.positional = positional
+  if not run.plan then state.lock(run) end
+  local saved = state.read(run)
+  run.from = find_from(run, saved)
+  if semver.compare(run.from, run.to) == 0 then
+    run.report:info(string.format("%s is already at %s: nothing to do",
+      run.addon, run.to))
+    run.noop = true
+    return M.OK
+  end
+  if not semver.satisfies(run.from, run.hook.from) then
+    stop(M.EARLY, string.format("%s %s cannot be upgraded by this hook: it "
+      .. "upgrades versions %s to %s", run.addon, run.from, run.hook.from,
+      run.to))
+  end
+  run.params = M.merge_params(run.hook.params,
+    not reset and saved and saved.params or nil, given)
+  local ctx = ctx_of(run)
+  run:phase("check", ctx)
+  run:phase("upgrade", ctx)
+  run:phase("verify", ctx)
+  run.phase = "commit"
+  if not run.plan then state.commit(run, saved) end
+  return M.OK
+end
+
+local function new_run(o)
+  local run = setmetatable({ addon = o.addon, argv = o.argv or {},
+    plan = o.command == "plan", backend = o.backend, net = o.net,
+    roots = o.roots, c = o.c, fs = o.c.fs, hash = o.c.hash,
+    argsfile = o.c.argsfile, http = o.c.http, yaml = o.c.yaml,
+    journal_lib = o.c.journal, null = o.c.yaml.null,
+    journal_path = o.journal_path, cache_dir = o.cache_dir,
+    ca_file = o.ca_file, hostname = o.hostname, report = o.report,
+    entries = {}, records = {}, calls = {}, phase = "load",
+    changed = false, clock_wall = o.clock_wall }, Run)
+  run.deadline = o.c.sandbox.now() + (o.timeout or 900)
+  run.handler = handler(run)
+  return run
+end
+
+local function fail(run, err)
+  if getmetatable(err) ~= Stop then
+    err = { code = run.changed and M.FAILED or M.EARLY,
+            message = type(err) == "table" and (err.message or "error")
+                      or tostring(err) }
+  end
+  run.error = err.message
+  if err.code == M.FAILED or run.changed then
+    local ok, problems, restored = rollback.undo(run, run.records)
+    run.restored = restored
+    if not ok then
+      run.problems = problems
+      return M.STUCK
+    end
+    rollback.finish(run)
+    return M.FAILED
+  end
+  return err.code
+end
+
+---Run one upgrade or plan. Returns the exit code and the run record.
+---@return integer code, table run
+function M.run(o)
+  local run = new_run(o)
+  local ok, code = pcall(body, run, o)
+  if ok then
+    rollback.finish(run)
+  else
+    code = fail(run, code)
+  end
+  if run.child then run.child:close() end
+  state.unlock(run)
+  return code, run
+end
+
+M.plan = plan
+return M

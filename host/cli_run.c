@@ -1,0 +1,187 @@
+/* Running a parsed command: addon lookup, the legacy `upgrade` script,
+ * and the hand-off to lua/cli.lua. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <lua.h>
+#include <lauxlib.h>
+#include "addons.h"
+#include "cli.h"
+#include "families.h"
+#include "host.h"
+
+static const char *env_or(const char *name, const char *dflt)
+{
+  const char *v = getenv(name);
+  return v && *v ? v : dflt;
+}
+
+static void setstr(lua_State *L, const char *k, const char *v)
+{
+  if (v) {
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+  }
+}
+
+static void push_list(lua_State *L, const char *const *v, int n)
+{
+  int i;
+  lua_createtable(L, n, 0);
+  for (i = 0; i < n; i++) {
+    lua_pushstring(L, v[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+static void push_addon(lua_State *L, const struct uh_addon *a)
+{
+  char path[4096];
+  int kind = uh_addon_hook(a, path, sizeof path);
+  lua_createtable(L, 0, 8);
+  setstr(L, "name", a->name);
+  setstr(L, "repo", a->repo);
+  setstr(L, "dir", a->dir);
+  setstr(L, "version", a->version);
+  setstr(L, "check_status", a->check_status);
+  setstr(L, "description", a->description);
+  setstr(L, "hook", kind == UH_HOOK_LUA ? path : NULL);
+  setstr(L, "script", kind == UH_HOOK_EXEC ? path : NULL);
+}
+
+static void push_options(lua_State *L, const struct uh_cli *c,
+                         const char *version)
+{
+  lua_createtable(L, 0, 24);
+  setstr(L, "command", c->command);
+  setstr(L, "version", version);
+  setstr(L, "kubeconfig", c->kubeconfig);
+  setstr(L, "offline", c->offline);
+  setstr(L, "state_dir", c->state_dir);
+  setstr(L, "output", c->output ? c->output : "human");
+  setstr(L, "junit", c->junit);
+  setstr(L, "filter", c->filter);
+  setstr(L, "ca_file", c->ca_file);
+  setstr(L, "snap_data", env_or("SNAP_DATA", "/var/snap/microk8s/current"));
+  setstr(L, "snap_common", env_or("SNAP_COMMON",
+                                  "/var/snap/microk8s/common"));
+  lua_pushnumber(L, c->timeout);
+  lua_setfield(L, -2, "timeout");
+  lua_pushnumber(L, c->lock_wait);
+  lua_setfield(L, -2, "lock_wait");
+  lua_pushinteger(L, c->memory_limit);
+  lua_setfield(L, -2, "memory_limit");
+  lua_pushinteger(L, c->verbosity);
+  lua_setfield(L, -2, "verbosity");
+  lua_pushboolean(L, c->plan_fetch);
+  lua_setfield(L, -2, "plan_fetch");
+  lua_pushboolean(L, isatty(1));
+  lua_setfield(L, -2, "tty");
+  lua_pushboolean(L, isatty(1) && !getenv("NO_COLOR"));
+  lua_setfield(L, -2, "color");
+  push_list(L, c->rest, c->nrest);
+  lua_setfield(L, -2, "operands");
+}
+
+/* Find the addon named by the first operand; push it into opts.  An
+ * addon with an executable `upgrade` script runs it in our place. */
+static int lookup(lua_State *L, const struct uh_cli *c, struct uh_repos *r)
+{
+  struct uh_addon a;
+  char err[1024], path[4096];
+  int kind;
+  if (c->nrest < 1) {
+    fprintf(stderr, "uphook: %s needs an addon name\n", c->command);
+    return 2;
+  }
+  if (uh_repos_find(r, c->rest[0], &a, err, sizeof err) < 0) {
+    fprintf(stderr, "uphook: %s\n", err);
+    return 2;
+  }
+  push_addon(L, &a);
+  lua_setfield(L, -2, "addon");
+  kind = uh_addon_hook(&a, path, sizeof path);
+  if (kind == UH_HOOK_LUA || strcmp(c->command, "recover") == 0)
+    return -1;
+  if (kind == UH_HOOK_NONE) {
+    printf("Upgrade is not supported by %s\n", a.name);
+    return 3;
+  }
+  if (strcmp(c->command, "upgrade") == 0) {
+    fflush(stdout);
+    execv(path, (char **)c->rest);   /* argv[0] is the addon name */
+    fprintf(stderr, "uphook: cannot run %s\n", path);
+    return 4;
+  }
+  fprintf(stderr, "uphook: cannot plan %s: its upgrade is a script, not an "
+          "upgrade.lua hook\n", a.name);
+  return 4;
+}
+
+static int push_repos(lua_State *L, const struct uh_cli *c,
+                      struct uh_repos **out)
+{
+  char err[1024];
+  size_t i;
+  *out = uh_repos_load(c->addons, c->naddons,
+                       env_or("SNAP_COMMON", "/var/snap/microk8s/common"),
+                       err, sizeof err);
+  if (!*out) {
+    fprintf(stderr, "uphook: %s\n", err);
+    return 2;
+  }
+  lua_createtable(L, (int)uh_repos_count(*out), 0);
+  for (i = 0; i < uh_repos_count(*out); i++) {
+    push_addon(L, uh_repos_at(*out, i));
+    lua_rawseti(L, -2, (int)i + 1);
+  }
+  lua_setfield(L, -2, "addons");
+  lua_createtable(L, 0, 0);
+  for (i = 0; i < uh_repos_nwarnings(*out); i++) {
+    lua_pushstring(L, uh_repos_warning(*out, i));
+    lua_rawseti(L, -2, (int)i + 1);
+  }
+  lua_setfield(L, -2, "warnings");
+  return -1;
+}
+
+static int needs_repos(const char *cmd)
+{
+  return !strcmp(cmd, "upgrade") || !strcmp(cmd, "plan")
+         || !strcmp(cmd, "recover") || !strcmp(cmd, "list");
+}
+
+int uh_cli_run(struct uh_cli *c, const char *version)
+{
+  struct uh_repos *repos = NULL;
+  lua_State *L = uh_host_newstate(uh_families);
+  int rc = -1;
+  if (!L) {
+    fputs("uphook: cannot create a Lua state\n", stderr);
+    return 4;
+  }
+  push_options(L, c, version);
+  if (needs_repos(c->command)) {
+    rc = push_repos(L, c, &repos);
+    if (rc < 0 && strcmp(c->command, "list"))
+      rc = lookup(L, c, repos);
+  }
+  if (rc < 0) {
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "uphook.cli");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "main");
+    lua_pushvalue(L, -3);
+    if (uh_host_call(L, 1, 1) != LUA_OK) {
+      fprintf(stderr, "uphook: internal error: %s\n", lua_tostring(L, -1));
+      rc = 4;
+    } else {
+      rc = (int)luaL_optinteger(L, -1, 4);
+    }
+  }
+  if (repos)
+    uh_repos_free(repos);
+  lua_close(L);
+  return rc;
+}

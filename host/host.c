@@ -1,0 +1,72 @@
+/* The trusted parent Lua state: the engine, its C families and the
+ * embedded Lua modules. */
+#include <string.h>
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include "embedded.h"
+#include "host.h"
+
+/* package.searchers entry for modules compiled into the binary */
+static int embedded_searcher(lua_State *L)
+{
+  const char *name = luaL_checkstring(L, 1);
+  const struct uh_embedded *e = uh_embedded_find(name);
+  if (!e) {
+    lua_pushfstring(L, "no embedded module '%s'", name);
+    return 1;
+  }
+  if (luaL_loadbufferx(L, e->src, e->len, e->chunk, "t") != LUA_OK)
+    return lua_error(L);
+  lua_pushstring(L, e->chunk + 1);
+  return 2;
+}
+
+static void preload(lua_State *L, const struct uh_family *f)
+{
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "preload");
+  for (; f->name; f++) {
+    lua_pushcfunction(L, f->open);
+    lua_setfield(L, -2, f->name);
+  }
+  lua_pop(L, 2);
+}
+
+lua_State *uh_host_newstate(const struct uh_family *families)
+{
+  lua_State *L = luaL_newstate();
+  if (!L)
+    return NULL;
+  luaL_openlibs(L);
+  preload(L, families);
+  /* embedded modules come before the file system: an installed uphook
+   * needs no Lua files beside it, and stray files cannot shadow them */
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchers");
+  lua_pushcfunction(L, embedded_searcher);
+  lua_rawseti(L, -2, 2);
+  lua_pop(L, 2);
+  return L;
+}
+
+static int traceback(lua_State *L)
+{
+  const char *msg = lua_tostring(L, 1);
+  if (!msg)
+    msg = lua_pushfstring(L, "(error object is a %s value)",
+                          luaL_typename(L, 1));
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+int uh_host_call(lua_State *L, int nargs, int nres)
+{
+  int base = lua_gettop(L) - nargs;
+  int status;
+  lua_pushcfunction(L, traceback);
+  lua_insert(L, base);
+  status = lua_pcall(L, nargs, nres, base);
+  lua_remove(L, base);
+  return status;
+}

@@ -1,0 +1,75 @@
+/* The node lock shared with `microk8s enable/disable`: lockf on
+ * $SNAP_DATA/var/lock/.microk8s-addon-lock (SPEC §7).
+ *
+ * Lua: sys.lock(path, wait_seconds) -> lock | nil, message, "locked"
+ *      lock:release()   (also __gc / __close) */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <lua.h>
+#include <lauxlib.h>
+#include "sys.h"
+
+#define LOCK_MT "uphook.lock"
+
+struct lock { int fd; };
+
+static int lock_release(lua_State *L)
+{
+  struct lock *k = luaL_checkudata(L, 1, LOCK_MT);
+  if (k->fd >= 0) {
+    lockf(k->fd, F_ULOCK, 0);
+    close(k->fd);
+    k->fd = -1;
+  }
+  return 0;
+}
+
+static void nap(void)
+{
+  struct timespec ts = { 0, 100 * 1000 * 1000 };
+  nanosleep(&ts, NULL);
+}
+
+int sys_lock(lua_State *L)
+{
+  const char *path = luaL_checkstring(L, 1);
+  double wait = luaL_optnumber(L, 2, 10);
+  struct lock *k;
+  int tries = (int)(wait * 10) + 1;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    luaL_pushfail(L);
+    lua_pushfstring(L, "cannot open the lock %s: %s", path, strerror(errno));
+    return 2;
+  }
+  while (lockf(fd, F_TLOCK, 0) != 0) {
+    if ((errno != EACCES && errno != EAGAIN) || --tries <= 0) {
+      int e = errno;
+      close(fd);
+      luaL_pushfail(L);
+      lua_pushfstring(L, "%s is held by another process (an upgrade, or "
+                      "microk8s enable/disable); waited %f s: %s", path, wait,
+                      strerror(e));
+      lua_pushliteral(L, "locked");
+      return 3;
+    }
+    nap();
+  }
+  k = lua_newuserdatauv(L, sizeof *k, 0);
+  k->fd = fd;
+  if (luaL_newmetatable(L, LOCK_MT)) {
+    lua_pushcfunction(L, lock_release);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, lock_release);
+    lua_setfield(L, -2, "__close");
+    lua_newtable(L);
+    lua_pushcfunction(L, lock_release);
+    lua_setfield(L, -2, "release");
+    lua_setfield(L, -2, "__index");
+  }
+  lua_setmetatable(L, -2);
+  return 1;
+}

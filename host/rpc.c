@@ -1,0 +1,136 @@
+/* Length-prefixed MessagePack frames over pipes. */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <msgpack.h>
+#include "mpack.h"
+#include "rpc.h"
+#include "sandbox.h"
+
+static int write_all(int fd, const char *p, size_t n)
+{
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int uh_rpc_send_raw(int fd, const char *buf, size_t len, char *err,
+                    size_t errlen)
+{
+  unsigned char hdr[4];
+  if (len > UH_RPC_MAX_FRAME) {
+    snprintf(err, errlen, "message of %zu bytes exceeds the %u MiB limit",
+             len, UH_RPC_MAX_FRAME >> 20);
+    return UH_RPC_ERR;
+  }
+  hdr[0] = (unsigned char)len;
+  hdr[1] = (unsigned char)(len >> 8);
+  hdr[2] = (unsigned char)(len >> 16);
+  hdr[3] = (unsigned char)(len >> 24);
+  if (write_all(fd, (const char *)hdr, 4) || write_all(fd, buf, len)) {
+    snprintf(err, errlen, "pipe write failed: %s", strerror(errno));
+    return UH_RPC_ERR;
+  }
+  return UH_RPC_OK;
+}
+
+int uh_rpc_send(int fd, lua_State *L, int idx, char *err, size_t errlen)
+{
+  msgpack_sbuffer sb;
+  int rc;
+  msgpack_sbuffer_init(&sb);
+  if (uh_mpack_pack(L, idx, &sb, err, errlen) != 0) {
+    msgpack_sbuffer_destroy(&sb);
+    return UH_RPC_ERR;
+  }
+  rc = uh_rpc_send_raw(fd, sb.data ? sb.data : "", sb.size, err, errlen);
+  msgpack_sbuffer_destroy(&sb);
+  return rc;
+}
+
+/* Wait until fd is readable or the deadline passes. */
+static int wait_readable(int fd, double deadline, volatile int *intr)
+{
+  for (;;) {
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    int ms = -1, r;
+    if (deadline >= 0) {
+      double left = deadline - uh_monotonic();
+      if (left <= 0)
+        return UH_RPC_TIMEOUT;
+      ms = left > 3600 ? 3600000 : (int)(left * 1000) + 1;
+    }
+    r = poll(&p, 1, ms);
+    if (r > 0)
+      return UH_RPC_OK;
+    if (r < 0 && errno != EINTR)
+      return UH_RPC_ERR;
+    if (r < 0 && intr && *intr)
+      return UH_RPC_INTR;
+  }
+}
+
+static int read_all(int fd, char *p, size_t n, double deadline,
+                    volatile int *intr)
+{
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r;
+    int w = wait_readable(fd, deadline, intr);
+    if (w != UH_RPC_OK)
+      return w;
+    r = read(fd, p + got, n - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return UH_RPC_ERR;
+    if (r == 0)
+      return UH_RPC_EOF;
+    got += (size_t)r;
+  }
+  return UH_RPC_OK;
+}
+
+int uh_rpc_recv(int fd, lua_State *L, double deadline, volatile int *intr,
+                char *err, size_t errlen)
+{
+  unsigned char hdr[4];
+  uint32_t len;
+  char *buf;
+  int rc = read_all(fd, (char *)hdr, 4, deadline, intr);
+  if (rc != UH_RPC_OK) {
+    snprintf(err, errlen, "%s", rc == UH_RPC_EOF ? "end of stream"
+             : rc == UH_RPC_TIMEOUT ? "deadline passed" : "pipe read failed");
+    return rc;
+  }
+  len = hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16
+        | (uint32_t)hdr[3] << 24;
+  if (len > UH_RPC_MAX_FRAME) {
+    snprintf(err, errlen, "frame of %u bytes exceeds the limit", len);
+    return UH_RPC_ERR;
+  }
+  buf = malloc(len ? len : 1);
+  if (!buf) {
+    snprintf(err, errlen, "out of memory for a %u byte frame", len);
+    return UH_RPC_ERR;
+  }
+  rc = read_all(fd, buf, len, deadline, intr);
+  if (rc == UH_RPC_OK && uh_mpack_unpack_push(L, buf, len, err, errlen) != 0)
+    rc = UH_RPC_ERR;
+  else if (rc != UH_RPC_OK)
+    snprintf(err, errlen, "%s", rc == UH_RPC_EOF ? "truncated frame"
+             : rc == UH_RPC_TIMEOUT ? "deadline passed" : "pipe read failed");
+  free(buf);
+  return rc;
+}

@@ -1,0 +1,29 @@
+/* The hook child: a fresh Lua state with the sandboxed environment,
+ * confined by host/confine.c, talking to the broker over two pipes. */
+#ifndef UH_SANDBOX_H
+#define UH_SANDBOX_H
+#include <stddef.h>
+#include "confine.h"
+
+struct uh_child_conf {
+  const char *src;        /* the hook's source text */
+  size_t len;
+  const char *chunkname;  /* "@/path/to/upgrade.lua" */
+  size_t mem_limit;       /* bytes of Lua memory (--memory-limit) */
+  double deadline;        /* CLOCK_MONOTONIC seconds (--timeout) */
+  double timeout;         /* seconds, for messages */
+  struct uh_limits lim;
+  int unconfined;         /* test-only: skip uh_confine_enter */
+};
+
+/* Primitives that the child forwards to the broker: the one list of the
+ * hook's world.  NULL-terminated "family.name" strings. */
+extern const char *const uh_sandbox_rpc_prims[];
+
+/* Child entry point after fork: never returns. */
+void uh_sandbox_main(int rfd, int wfd, const struct uh_child_conf *conf)
+  __attribute__((noreturn));
+
+double uh_monotonic(void);
+
+#endif

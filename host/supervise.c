@@ -1,0 +1,350 @@
+/* The broker side of the two-process sandbox: fork the hook child, serve
+ * its requests through an engine callback, enforce the deadline, and
+ * turn a crash into an error that names the signal.
+ *
+ * Lua (trusted parent state): local sb = require "uphook.c.sandbox"
+ *   sb.spawn{source=, chunkname=, memory_limit=bytes, deadline=, timeout=}
+ *     -> child | nil, err
+ *   child:loaded(handler)          -> true, descriptor | false, err, kind
+ *   child:run(phase, ctx, handler) -> true, {results} | false, err, kind
+ *   child:close()
+ *   sb.now()  CLOCK_MONOTONIC seconds;  sb.interrupted() -> bool
+ * handler(name, args) serves one primitive call; what it raises goes
+ * back to the hook as an error.  kind is "error" (the hook raised),
+ * "timeout", "crash", "protocol" or "interrupted". */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <lua.h>
+#include <lauxlib.h>
+#include "luax.h"
+#include "rpc.h"
+#include "sandbox.h"
+#include "supervise.h"
+
+#define CHILD_MT "uphook.child"
+#define GRACE 1.0   /* seconds the child gets to report its own timeout */
+
+volatile sig_atomic_t uh_interrupted;
+
+struct child {
+  pid_t pid;
+  int rfd, wfd;        /* from the child, to the child */
+  double deadline, timeout;
+  int dead;
+  char why[256];       /* how it died, once dead */
+};
+
+static int prepared;
+
+static void describe_status(struct child *c, int st)
+{
+  if (WIFSIGNALED(st)) {
+    int sig = WTERMSIG(st);
+    snprintf(c->why, sizeof c->why, "the hook process was killed by signal "
+             "%d (%s)%s", sig, strsignal(sig), sig == SIGSYS
+             ? ": it made a system call the sandbox forbids" : sig == SIGXCPU
+             ? ": CPU time limit" : "");
+  } else if (WIFEXITED(st)) {
+    snprintf(c->why, sizeof c->why, "the hook process exited unexpectedly "
+             "with status %d", WEXITSTATUS(st));
+  }
+}
+
+static void reap(struct child *c, int kill_it)
+{
+  int st = 0;
+  if (c->pid <= 0)
+    return;
+  if (kill_it)
+    kill(c->pid, SIGKILL);
+  while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  if (!kill_it)
+    describe_status(c, st);
+  c->pid = -1;
+  c->dead = 1;
+  if (c->rfd >= 0)
+    close(c->rfd);
+  if (c->wfd >= 0)
+    close(c->wfd);
+  c->rfd = c->wfd = -1;
+}
+
+static int pusherr(lua_State *L, const char *msg, const char *kind)
+{
+  lua_pushboolean(L, 0);
+  lua_pushstring(L, msg);
+  lua_pushstring(L, kind);
+  return 3;
+}
+
+static int fork_child(struct child *c, struct uh_child_conf *conf)
+{
+  int to[2], from[2];
+  if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC))
+    return -1;
+  fflush(stdout);
+  fflush(stderr);
+  c->pid = fork();
+  if (c->pid < 0)
+    return -1;
+  if (c->pid == 0) {
+    close(to[1]);
+    close(from[0]);
+    signal(SIGINT, SIG_IGN);   /* the broker decides what a ^C means */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    uh_sandbox_main(to[0], from[1], conf);
+  }
+  close(to[0]);
+  close(from[1]);
+  c->wfd = to[1];
+  c->rfd = from[0];
+  return 0;
+}
+
+static int sb_spawn(lua_State *L)
+{
+  struct uh_child_conf conf;
+  struct child *c;
+  char err[256];
+  luaL_checktype(L, 1, LUA_TTABLE);
+  memset(&conf, 0, sizeof conf);
+  lua_getfield(L, 1, "source");
+  conf.src = luaL_checklstring(L, -1, &conf.len);
+  lua_getfield(L, 1, "chunkname");
+  conf.chunkname = luaL_optstring(L, -1, "=hook");
+  lua_getfield(L, 1, "memory_limit");
+  conf.mem_limit = (size_t)luaL_optinteger(L, -1, 256 << 20);
+  lua_getfield(L, 1, "timeout");
+  conf.timeout = luaL_optnumber(L, -1, 900);
+  lua_getfield(L, 1, "deadline");
+  conf.deadline = luaL_optnumber(L, -1, uh_monotonic() + conf.timeout);
+  lua_getfield(L, 1, "unconfined");
+  conf.unconfined = lua_toboolean(L, -1);
+  conf.lim.as_bytes = conf.mem_limit * 2 + ((size_t)512 << 20);
+  conf.lim.cpu_seconds = (unsigned)conf.timeout + 5;
+  conf.lim.nofile = 8;
+  if (!prepared && !conf.unconfined) {
+    if (uh_confine_prepare(err, sizeof err)) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "cannot prepare the sandbox: %s", err);
+      return 2;
+    }
+    prepared = 1;
+  }
+  c = lua_newuserdatauv(L, sizeof *c, 0);
+  memset(c, 0, sizeof *c);
+  c->rfd = c->wfd = c->pid = -1;
+  c->deadline = conf.deadline;
+  c->timeout = conf.timeout;
+  luaL_setmetatable(L, CHILD_MT);
+  if (fork_child(c, &conf)) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "cannot start the hook process: %s", strerror(errno));
+    return 2;
+  }
+  return 1;
+}
+
+/* Serve one {"call", name, args} with handler at index h; answer
+ * {"ret", ok, results|message}. */
+static int serve_call(lua_State *L, struct child *c, int msg, int h,
+                      char *err, size_t errlen)
+{
+  int top = lua_gettop(L), ok, i, n;
+  if (lua_rawgeti(L, msg, 2) != LUA_TSTRING
+      || lua_rawgeti(L, msg, 3) != LUA_TTABLE) {
+    snprintf(err, errlen, "malformed call from the hook process");
+    return -1;
+  }
+  lua_pushvalue(L, h);
+  lua_insert(L, -3);
+  ok = lua_pcall(L, 2, LUA_MULTRET, 0) == LUA_OK;
+  n = lua_gettop(L) - top;
+  lua_createtable(L, 3, 0);
+  lua_pushliteral(L, "ret");
+  lua_rawseti(L, -2, 1);
+  lua_pushboolean(L, ok);
+  lua_rawseti(L, -2, 2);
+  if (ok) {
+    lua_createtable(L, n, 0);
+    for (i = 1; i <= n; i++) {
+      lua_pushvalue(L, top + i);
+      if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        uh_pushnull(L);
+      }
+      lua_rawseti(L, -2, i);
+    }
+    uh_markarray(L, -1);
+  } else {
+    lua_pushstring(L, lua_isstring(L, top + 1) ? lua_tostring(L, top + 1)
+                   : "error in uphook");
+  }
+  lua_rawseti(L, -2, 3);
+  i = uh_rpc_send(c->wfd, L, -1, err, errlen);
+  lua_settop(L, top);
+  return i == UH_RPC_OK ? 0 : -1;
+}
+
+/* Read messages until the child sends the one tagged `want`. */
+static int serve_until(lua_State *L, struct child *c, const char *want,
+                       int h)
+{
+  char err[256];
+  for (;;) {
+    int rc, msg;
+    const char *tag;
+    rc = uh_rpc_recv(c->rfd, L, c->deadline + GRACE,
+                     (volatile int *)&uh_interrupted, err, sizeof err);
+    if (rc == UH_RPC_TIMEOUT) {
+      reap(c, 1);
+      snprintf(err, sizeof err, "timeout: the hook ran past --timeout "
+               "(%d s) and was killed", (int)c->timeout);
+      return pusherr(L, err, "timeout");
+    }
+    if (rc == UH_RPC_INTR) {
+      reap(c, 1);
+      return pusherr(L, "interrupted by a signal", "interrupted");
+    }
+    if (rc == UH_RPC_EOF) {
+      reap(c, 0);
+      return pusherr(L, c->why, "crash");
+    }
+    if (rc != UH_RPC_OK)
+      goto protocol;
+    msg = lua_gettop(L);
+    if (!lua_istable(L, msg) || lua_rawgeti(L, msg, 1) != LUA_TSTRING)
+      goto protocol;
+    tag = lua_tostring(L, -1);
+    if (strcmp(tag, want) == 0) {
+      lua_rawgeti(L, msg, 2);
+      lua_rawgeti(L, msg, 3);
+      if (lua_toboolean(L, -2))
+        return 2;
+      lua_rawgeti(L, msg, 4);  /* traceback */
+      lua_pushliteral(L, "error");
+      lua_insert(L, -2);
+      return 4;
+    }
+    if (strcmp(tag, "call") || serve_call(L, c, msg, h, err, sizeof err))
+      goto protocol;
+    lua_settop(L, msg - 1);
+  }
+protocol:
+  reap(c, 1);
+  return pusherr(L, "protocol error: the hook process sent a malformed "
+                 "message and was killed", "protocol");
+}
+
+static struct child *checkchild(lua_State *L)
+{
+  struct child *c = luaL_checkudata(L, 1, CHILD_MT);
+  return c;
+}
+
+static int child_loaded(lua_State *L)
+{
+  struct child *c = checkchild(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (c->dead)
+    return pusherr(L, c->why, "crash");
+  return serve_until(L, c, "loaded", 2);
+}
+
+static int child_run(lua_State *L)
+{
+  struct child *c = checkchild(L);
+  char err[256];
+  luaL_checkstring(L, 2);
+  luaL_checktype(L, 4, LUA_TFUNCTION);
+  if (c->dead)
+    return pusherr(L, c->why[0] ? c->why : "the hook process is gone",
+                   "crash");
+  lua_createtable(L, 3, 0);
+  lua_pushliteral(L, "run");
+  lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, -2, 2);
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, -2, 3);
+  if (uh_rpc_send(c->wfd, L, -1, err, sizeof err) != UH_RPC_OK) {
+    reap(c, 0);
+    return pusherr(L, c->why[0] ? c->why : err, "crash");
+  }
+  lua_pop(L, 1);
+  return serve_until(L, c, "done", 4);
+}
+
+static int child_close(lua_State *L)
+{
+  struct child *c = checkchild(L);
+  reap(c, 1);
+  return 0;
+}
+
+static int child_pid(lua_State *L)
+{
+  lua_pushinteger(L, checkchild(L)->pid);
+  return 1;
+}
+
+static int sb_now(lua_State *L)
+{
+  lua_pushnumber(L, uh_monotonic());
+  return 1;
+}
+
+static int sb_interrupted(lua_State *L)
+{
+  lua_pushboolean(L, uh_interrupted != 0);
+  return 1;
+}
+
+static int sb_prims(lua_State *L)
+{
+  int i;
+  lua_newtable(L);
+  for (i = 0; uh_sandbox_rpc_prims[i]; i++) {
+    lua_pushstring(L, uh_sandbox_rpc_prims[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
+static const luaL_Reg child_methods[] = {
+  { "__close", child_close },
+  { "__gc", child_close },
+  { "close", child_close },
+  { "loaded", child_loaded },
+  { "pid", child_pid },
+  { "run", child_run },
+  { NULL, NULL }
+};
+
+static const luaL_Reg sb_funcs[] = {
+  { "interrupted", sb_interrupted },
+  { "now", sb_now },
+  { "prims", sb_prims },
+  { "spawn", sb_spawn },
+  { NULL, NULL }
+};
+
+int luaopen_uphook_sandbox(lua_State *L)
+{
+  if (luaL_newmetatable(L, CHILD_MT)) {
+    luaL_setfuncs(L, child_methods, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  luaL_newlib(L, sb_funcs);
+  return 1;
+}

@@ -1,0 +1,227 @@
+/* uphook.c.sys: the few process and file-system services the engine and
+ * the test harness need outside the confined roots: wall clock, host
+ * name, temporary folders, reading fixtures, finding test files and the
+ * node lock shared with `microk8s enable/disable`. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <lua.h>
+#include <lauxlib.h>
+#include "sys.h"
+
+#define MAX_READ (256u << 20)
+
+static int fail(lua_State *L, const char *what, const char *path)
+{
+  int e = errno;
+  luaL_pushfail(L);
+  lua_pushfstring(L, "%s %s: %s", what, path, strerror(e));
+  return 2;
+}
+
+static int sys_hostname(lua_State *L)
+{
+  char h[256];
+  if (gethostname(h, sizeof h - 1) != 0)
+    return fail(L, "gethostname", "");
+  h[sizeof h - 1] = 0;
+  lua_pushstring(L, h);
+  return 1;
+}
+
+static int sys_pid(lua_State *L)
+{
+  lua_pushinteger(L, getpid());
+  return 1;
+}
+
+static int sys_wall(lua_State *L)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  lua_pushnumber(L, (double)ts.tv_sec + ts.tv_nsec / 1e9);
+  return 1;
+}
+
+static int sys_isatty(lua_State *L)
+{
+  lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)));
+  return 1;
+}
+
+static int sys_mkdtemp(lua_State *L)
+{
+  const char *base = luaL_optstring(L, 1, NULL);
+  char path[PATH_MAX];
+  if (!base)
+    base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  if (snprintf(path, sizeof path, "%s/uphook.XXXXXX", base)
+      >= (int)sizeof path)
+    return luaL_argerror(L, 1, "path too long");
+  if (!mkdtemp(path))
+    return fail(L, "mkdtemp", path);
+  lua_pushstring(L, path);
+  return 1;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+                  struct FTW *f)
+{
+  (void)st; (void)flag; (void)f;
+  return remove(p) != 0 && errno != ENOENT;
+}
+
+/* Remove a tree made by mkdtemp; refuses anything not named uphook.* */
+static int sys_rmtree(lua_State *L)
+{
+  const char *path = luaL_checkstring(L, 1);
+  const char *base = strrchr(path, '/');
+  luaL_argcheck(L, base && strncmp(base, "/uphook.", 8) == 0, 1,
+                "only uphook.* temporary folders can be removed");
+  if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+    return fail(L, "cannot remove", path);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int sys_read(lua_State *L)
+{
+  const char *path = luaL_checkstring(L, 1);
+  luaL_Buffer b;
+  struct stat st;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n;
+  if (fd < 0)
+    return errno == ENOENT ? (luaL_pushfail(L), 1) : fail(L, "open", path);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+      || (size_t)st.st_size > MAX_READ) {
+    close(fd);
+    errno = S_ISDIR(st.st_mode) ? EISDIR : EFBIG;
+    return fail(L, "read", path);
+  }
+  luaL_buffinit(L, &b);
+  do {
+    char *p = luaL_prepbuffsize(&b, 65536);
+    n = read(fd, p, 65536);
+    if (n > 0)
+      luaL_addsize(&b, (size_t)n);
+  } while (n > 0 || (n < 0 && errno == EINTR));
+  close(fd);
+  if (n < 0)
+    return fail(L, "read", path);
+  luaL_pushresult(&b);
+  return 1;
+}
+
+static int sys_write(lua_State *L)
+{
+  const char *path = luaL_checkstring(L, 1);
+  size_t len;
+  const char *data = luaL_checklstring(L, 2, &len);
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return fail(L, "open", path);
+  if (fwrite(data, 1, len, f) != len || fclose(f) != 0)
+    return fail(L, "write", path);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* "file", "dir", "other" or nil */
+static int sys_kind(lua_State *L)
+{
+  struct stat st;
+  if (stat(luaL_checkstring(L, 1), &st) != 0)
+    return 0;
+  lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode)
+                 ? "dir" : "other");
+  return 1;
+}
+
+static int sys_realpath(lua_State *L)
+{
+  char out[PATH_MAX];
+  const char *p = luaL_checkstring(L, 1);
+  if (!realpath(p, out))
+    return fail(L, "realpath", p);
+  lua_pushstring(L, out);
+  return 1;
+}
+
+/* Sorted names in a directory, without . and .. */
+static int sys_listdir(lua_State *L)
+{
+  const char *path = luaL_checkstring(L, 1);
+  struct dirent **names;
+  int i, n = scandir(path, &names, NULL, alphasort), k = 0;
+  if (n < 0)
+    return fail(L, "cannot list", path);
+  lua_createtable(L, n, 0);
+  for (i = 0; i < n; i++) {
+    if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
+      lua_pushstring(L, names[i]->d_name);
+      lua_rawseti(L, -2, ++k);
+    }
+    free(names[i]);
+  }
+  free(names);
+  return 1;
+}
+
+static int sys_mkdirs(lua_State *L)
+{
+  const char *path = luaL_checkstring(L, 1);
+  char buf[PATH_MAX], *p;
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+    return luaL_argerror(L, 1, "path too long");
+  for (p = buf + 1; ; p++) {
+    if (*p == '/' || !*p) {
+      char c = *p;
+      *p = 0;
+      if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return fail(L, "mkdir", buf);
+      if (!(*p = c))
+        break;
+    }
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int sys_getenv(lua_State *L)
+{
+  lua_pushstring(L, getenv(luaL_checkstring(L, 1)));
+  return 1;
+}
+
+static const luaL_Reg sys_funcs[] = {
+  { "getenv", sys_getenv },
+  { "hostname", sys_hostname },
+  { "isatty", sys_isatty },
+  { "kind", sys_kind },
+  { "listdir", sys_listdir },
+  { "lock", sys_lock },
+  { "mkdirs", sys_mkdirs },
+  { "mkdtemp", sys_mkdtemp },
+  { "pid", sys_pid },
+  { "read", sys_read },
+  { "realpath", sys_realpath },
+  { "rmtree", sys_rmtree },
+  { "wall", sys_wall },
+  { "write", sys_write },
+  { NULL, NULL }
+};
+
+int luaopen_uphook_sys(lua_State *L)
+{
+  luaL_newlib(L, sys_funcs);
+  return 1;
+}

@@ -1,0 +1,266 @@
+--- uphook.plan: what an upgrade changes, recorded as it goes (under
+--- `uphook plan` instead of changing anything), rendered as text or JSON.
+---
+--- The same records report a real upgrade's changes at its end.
+local kinds = require "uphook.kinds"
+
+local M = {}
+
+local SERVER_FIELDS = { resourceVersion = true, uid = true,
+  creationTimestamp = true, managedFields = true, generation = true,
+  selfLink = true }
+
+local function scalar(v, null)
+  if v == nil then return "(absent)" end
+  if v == null then return "null" end
+  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) == "table" then return next(v) == nil and "{}" or "{...}" end
+  return tostring(v)
+end
+
+--- Flatten an object into path -> value, keying list items by name.
+local function flatten(v, path, out, null, depth)
+  if type(v) ~= "table" or v == null or depth > 40 or next(v) == nil then
+    out[path] = v
+    return out
+  end
+  local is_list = v[1] ~= nil
+  for k, x in pairs(v) do
+    local p
+    if is_list then
+      local key = type(x) == "table" and (x.name or x.mountPath
+                  or x.containerPort)
+      p = key and string.format("%s[%s]", path, tostring(key))
+          or string.format("%s[%d]", path, k)
+    else
+      p = path == "" and tostring(k) or (path .. "." .. tostring(k))
+    end
+    if not (path == "metadata" and SERVER_FIELDS[k]) and p ~= "status" then
+      flatten(x, p, out, null, depth + 1)
+    end
+  end
+  return out
+end
+
+---Field-level differences between two objects.
+---@return {path:string, old:string, new:string}[]
+function M.field_diff(a, b, null)
+  local fa = a and flatten(a, "", {}, null, 0) or {}
+  local fb = b and flatten(b, "", {}, null, 0) or {}
+  local out, seen = {}, {}
+  local function add(p)
+    if seen[p] then return end
+    seen[p] = true
+    local x, y = fa[p], fb[p]
+    if x ~= y and not (type(x) == "table" and type(y) == "table"
+       and next(x) == nil and next(y) == nil) then
+      out[#out + 1] = { path = p, old = scalar(x, null), new = scalar(y, null) }
+    end
+  end
+  for p in pairs(fa) do add(p) end
+  for p in pairs(fb) do add(p) end
+  table.sort(out, function(x, y) return x.path < y.path end)
+  return out
+end
+
+--- Line diff (LCS) rendered as a unified diff with 3 lines of context.
+local function lines(s)
+  local t = {}
+  if not s or s == "" then return t end
+  for l in (s:sub(-1) == "\n" and s or s .. "\n"):gmatch("(.-)\n") do
+    t[#t + 1] = l
+  end
+  return t
+end
+
+local function lcs_ops(a, b)
+  local n, m = #a, #b
+  if n * m > 4e6 then   -- too big to align: show a replacement
+    local ops = {}
+    for i = 1, n do ops[#ops + 1] = { "-", a[i] } end
+    for j = 1, m do ops[#ops + 1] = { "+", b[j] } end
+    return ops
+  end
+  local L = {}
+  for i = n + 1, 1, -1 do
+    L[i] = {}
+    for j = m + 1, 1, -1 do
+      if i > n or j > m then L[i][j] = 0
+      elseif a[i] == b[j] then L[i][j] = L[i + 1][j + 1] + 1
+      else L[i][j] = math.max(L[i + 1][j], L[i][j + 1]) end
+    end
+  end
+  local ops, i, j = {}, 1, 1
+  while i <= n or j <= m do
+    if i <= n and j <= m and a[i] == b[j] then
+      ops[#ops + 1] = { " ", a[i] }; i, j = i + 1, j + 1
+    elseif j <= m and (i > n or L[i][j + 1] >= L[i + 1][j]) then
+      ops[#ops + 1] = { "+", b[j] }; j = j + 1
+    else
+      ops[#ops + 1] = { "-", a[i] }; i = i + 1
+    end
+  end
+  return ops
+end
+
+---@param old string|nil
+---@param new string|nil
+---@param name string
+---@return string
+function M.unified(old, new, name)
+  local ops = lcs_ops(lines(old), lines(new))
+  local out = { "--- a/" .. name, "+++ b/" .. name }
+  local k = 1
+  while k <= #ops do
+    if ops[k][1] == " " then k = k + 1 else
+      local s = math.max(1, k - 3)
+      local e, gap = k, 0
+      while e <= #ops and gap <= 6 do
+        gap = ops[e][1] == " " and gap + 1 or 0
+        e = e + 1
+      end
+      e = math.min(#ops, e - 1 - math.max(0, gap - 3))
+      local oa, ob, na, nb = 0, 0, 0, 0
+      for x = 1, s - 1 do
+        if ops[x][1] ~= "+" then oa = oa + 1 end
+        if ops[x][1] ~= "-" then na = na + 1 end
+      end
+      for x = s, e do
+        if ops[x][1] ~= "+" then ob = ob + 1 end
+        if ops[x][1] ~= "-" then nb = nb + 1 end
+      end
+      out[#out + 1] = string.format("@@ -%d,%d +%d,%d @@", oa + 1, ob,
+        na + 1, nb)
+      for x = s, e do out[#out + 1] = ops[x][1] .. ops[x][2] end
+      k = e + 1
+    end
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+--- Recording -------------------------------------------------------------
+
+local function add(run, e)
+  e.step = run.step_no or 0
+  run.entries[#run.entries + 1] = e
+  return e
+end
+
+function M.step(run, text)
+  run.step_no = (run.step_no or 0) + 1
+  add(run, { type = "step", text = text })
+end
+
+function M.kube(run, action, ref, prior, stored, data_loss)
+  local e = add(run, { type = "kube", action = action, kind = ref.kind,
+    name = ref.name, namespace = ref.namespace, data_loss = data_loss })
+  if action == "configured" then
+    e.diff = M.field_diff(prior, stored, run.null)
+  end
+end
+
+function M.file(run, path, old, new)
+  if old == new then return end
+  add(run, { type = "file", path = path,
+    action = old == nil and "created" or new == nil and "deleted"
+             or "changed",
+    diff = M.unified(old, new, path) })
+end
+
+function M.download(run, url, sum)
+  add(run, { type = "download", url = url, sha256 = sum })
+end
+
+function M.install(run, token, dest)
+  for i = #run.entries, 1, -1 do
+    local e = run.entries[i]
+    if e.type == "download" and "cache:" .. e.sha256 == token then
+      e.dest = e.dest and (e.dest .. ", " .. dest) or dest
+      return
+    end
+  end
+  add(run, { type = "install", source = token, dest = dest })
+end
+
+function M.restart(run, svc)
+  add(run, { type = "restart", service = svc })
+end
+
+function M.note(run, kind, text)
+  add(run, { type = kind, text = text })
+end
+
+--- Rendering ---------------------------------------------------------------
+
+local SIGN = { created = "+", configured = "~", unchanged = "=",
+               deleted = "-" }
+
+local function render_entry(e, out)
+  if e.type == "step" then
+    out[#out + 1] = string.format("[%d] %s", e.step, e.text)
+  elseif e.type == "kube" then
+    out[#out + 1] = string.format("  %s %s %s (%s)", SIGN[e.action] or "?",
+      e.kind, kinds.joinname(e.name, e.namespace), e.action)
+    for _, d in ipairs(e.diff or {}) do
+      out[#out + 1] = string.format("      %s: %s -> %s", d.path, d.old, d.new)
+    end
+  elseif e.type == "file" then
+    out[#out + 1] = string.format("  %s file %s (%s)",
+      e.action == "created" and "+" or e.action == "deleted" and "-" or "~",
+      e.path, e.action)
+    for l in e.diff:gmatch("[^\n]+") do out[#out + 1] = "      " .. l end
+  elseif e.type == "download" then
+    out[#out + 1] = string.format("  download %s\n      sha256 %s%s", e.url,
+      e.sha256, e.dest and ("\n      -> " .. e.dest) or "")
+  elseif e.type == "install" then
+    out[#out + 1] = string.format("  install %s -> %s", e.source, e.dest)
+  elseif e.type == "restart" then
+    out[#out + 1] = "  restart " .. e.service
+  elseif e.type == "wait" then
+    out[#out + 1] = "  wait for " .. e.text
+  end
+end
+
+---Counts of each kind of change.
+function M.summary(entries)
+  local c = { created = 0, configured = 0, unchanged = 0, deleted = 0,
+              files = 0, downloads = 0, restarts = 0 }
+  for _, e in ipairs(entries) do
+    if e.type == "kube" then c[e.action] = (c[e.action] or 0) + 1
+    elseif e.type == "file" then c.files = c.files + 1
+    elseif e.type == "download" then c.downloads = c.downloads + 1
+    elseif e.type == "restart" then c.restarts = c.restarts + 1 end
+  end
+  return c
+end
+
+function M.summary_line(entries)
+  local c = M.summary(entries)
+  return string.format("%d created, %d configured, %d deleted, %d unchanged"
+    .. ", %d file%s changed, %d download%s, %d restart%s", c.created,
+    c.configured, c.deleted, c.unchanged, c.files, c.files == 1 and "" or "s",
+    c.downloads, c.downloads == 1 and "" or "s", c.restarts,
+    c.restarts == 1 and "" or "s")
+end
+
+---Text rendering; `changed_only` hides unchanged objects and waits.
+function M.render(entries, changed_only)
+  local out, loss = {}, {}
+  for _, e in ipairs(entries) do
+    if not (changed_only and (e.action == "unchanged" or e.type == "wait"))
+    then render_entry(e, out) end
+    if e.type == "kube" and e.data_loss then
+      loss[#loss + 1] = string.format("  - %s %s", e.kind,
+        kinds.joinname(e.name, e.namespace))
+    end
+  end
+  if #loss > 0 then
+    out[#out + 1] = "!! DATA LOSS: these deletions were allowed with "
+      .. "allow_data_loss = true:"
+    for _, l in ipairs(loss) do out[#out + 1] = l end
+  end
+  out[#out + 1] = "Summary: " .. M.summary_line(entries)
+  return table.concat(out, "\n") .. "\n"
+end
+
+return M

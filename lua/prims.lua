@@ -1,0 +1,632 @@
+--- uphook.prims: the broker side of every hook primitive (SPEC §4).
+---
+--- Each handler runs in the trusted parent. Policy is here, once, for
+--- every backend: argument checks, permissions, the read-only rule of
+--- detect/check/verify, plan recording, journaling, labels. The backend
+--- only touches the world.
+local rollback = require "uphook.rollback"
+local plan = require "uphook.plan"
+local kinds = require "uphook.kinds"
+
+local M = {}
+
+local MUTATING = {
+  ["kube.apply"] = true, ["kube.delete"] = true, ["net.download"] = true,
+  ["config.write"] = true, ["config.remove"] = true,
+  ["config.install"] = true, ["config.set_args"] = true,
+  ["service.restart"] = true,
+}
+M.MUTATING = MUTATING
+
+local DATA_LOSS_KINDS = {
+  PersistentVolume = true, PersistentVolumeClaim = true, Namespace = true,
+  CustomResourceDefinition = true,
+}
+
+local function argerr(n, fname, msg)
+  error(string.format("bad argument #%d to '%s' (%s)", n, fname, msg), 0)
+end
+
+local function checktype(v, want, n, fname, optional)
+  if v == nil and optional then return end
+  if type(v) ~= want then
+    argerr(n, fname, want .. " expected, got " .. type(v))
+  end
+end
+
+local function checkopts(opts, allowed, n, fname)
+  if opts == nil then return {} end
+  checktype(opts, "table", n, fname)
+  for k in pairs(opts) do
+    if not allowed[k] then
+      argerr(n, fname, "unknown option '" .. tostring(k) .. "'")
+    end
+  end
+  return opts
+end
+
+local function need(run, perm, what)
+  if not run.perms[perm] then
+    error(string.format('permission denied: %s needs "%s" in the hook\'s '
+      .. 'permissions', what, perm), 0)
+  end
+end
+
+--- Is the hook allowed to change this object?
+local function need_kube(run, obj, verb)
+  local scope = run.backend.namespaced and
+    run.backend:namespaced(obj.apiVersion, obj.kind)
+  local ns = obj.metadata and obj.metadata.namespace
+  local what = string.format("%s of %s %s", verb, obj.kind,
+    kinds.objname(obj))
+  if scope == false or (scope == nil and not ns) then
+    need(run, "kube:cluster", what)
+  elseif not run.perms["kube:*"] then
+    need(run, "kube:" .. tostring(ns), what)
+  end
+end
+
+--- Object list from a YAML string, one object, or a list of objects.
+local function objects_of(run, objs)
+  if type(objs) == "string" then
+    objs = run.yaml.decode_all(objs)
+  elseif type(objs) == "table" and (objs.kind or objs.apiVersion) then
+    objs = { objs }
+  elseif type(objs) ~= "table" then
+    argerr(1, "apply", "YAML string, object or list expected, got "
+      .. type(objs))
+  end
+  local out = {}
+  for i, o in ipairs(objs) do
+    if o ~= run.null and o ~= nil then
+      if type(o) ~= "table" or type(o.kind) ~= "string"
+         or type(o.apiVersion) ~= "string" then
+        argerr(1, "apply", "object #" .. i .. " has no kind/apiVersion")
+      end
+      if type(o.metadata) ~= "table" or type(o.metadata.name) ~= "string"
+      then
+        argerr(1, "apply", "object #" .. i .. " (" .. o.kind
+          .. ") has no metadata.name")
+      end
+      out[#out + 1] = o
+    end
+  end
+  return out
+end
+
+local function stamp(run, obj, namespace)
+  local md = obj.metadata
+  if namespace and md.namespace == nil then
+    local scoped = run.backend.namespaced and
+      run.backend:namespaced(obj.apiVersion, obj.kind)
+    if scoped ~= false then md.namespace = namespace end
+  end
+  md.labels = md.labels ~= run.null and md.labels or {}
+  md.labels["addon.microk8s.io/name"] = run.addon
+  md.annotations = md.annotations ~= run.null and md.annotations or {}
+  md.annotations["addon.microk8s.io/version"] = run.to
+end
+
+local function ref(obj)
+  return { apiVersion = obj.apiVersion, kind = obj.kind,
+           name = obj.metadata.name, namespace = obj.metadata.namespace }
+end
+
+local H = {}   -- handlers by primitive name
+
+function H.kube_apply(run, objs, opts)
+  opts = checkopts(opts, { namespace = true }, 2, "apply")
+  checktype(opts.namespace, "string", 2, "apply", true)
+  local list, results = objects_of(run, objs), {}
+  for _, obj in ipairs(list) do
+    stamp(run, obj, opts.namespace)
+    need_kube(run, obj, "kube.apply")
+    local key = ref(obj)
+    local prior = run.backend:get(kinds.gvk(obj), key.name, key.namespace)
+    local stored, action
+    if run.plan then
+      stored, action = run.backend:apply(obj, { dry_run = true })
+    else
+      rollback.record(run, { op = "kube", ref = key, prior = prior })
+      stored, action = run.backend:apply(obj, {})
+    end
+    plan.kube(run, action, key, prior, stored)
+    results[#results + 1] = { kind = obj.kind, name = key.name,
+      namespace = key.namespace, action = action }
+  end
+  return results
+end
+
+function H.kube_get(run, kind, name, namespace)
+  checktype(kind, "string", 1, "get")
+  checktype(name, "string", 2, "get")
+  checktype(namespace, "string", 3, "get", true)
+  return run.backend:get(kind, name, namespace)
+end
+
+function H.kube_list(run, kind, opts)
+  checktype(kind, "string", 1, "list")
+  opts = checkopts(opts, { namespace = true, labels = true }, 2, "list")
+  return run.backend:list(kind, opts)
+end
+
+function H.kube_delete(run, kind, name, namespace, opts)
+  checktype(kind, "string", 1, "delete")
+  checktype(name, "string", 2, "delete")
+  checktype(namespace, "string", 3, "delete", true)
+  opts = checkopts(opts, { allow_data_loss = true }, 4, "delete")
+  local prior = run.backend:get(kind, name, namespace)
+  if not prior then return false end
+  local short = prior.kind
+  if DATA_LOSS_KINDS[short] and opts.allow_data_loss ~= true then
+    error(string.format("kube.delete refuses %s %s: it can lose data; pass "
+      .. "{allow_data_loss = true} if the upgrade really needs it", short,
+      kinds.objname(prior)), 0)
+  end
+  need_kube(run, prior, "kube.delete")
+  local key = ref(prior)
+  if not run.plan then
+    rollback.record(run, { op = "kube", ref = key, prior = prior })
+    run.backend:delete(kinds.gvk(prior), name, namespace)
+  end
+  plan.kube(run, "deleted", key, prior, nil, opts.allow_data_loss)
+  return true
+end
+
+--- Rollout rules, as kubectl's `rollout status` has them.
+---@return boolean done, string status
+local function rolled_out(obj)
+  if not obj then return false, "absent" end
+  local st, spec, md = obj.status or {}, obj.spec or {}, obj.metadata
+  if (st.observedGeneration or 0) < (md.generation or 0) then
+    return false, "waiting for the controller to observe generation "
+      .. tostring(md.generation)
+  end
+  if obj.kind == "Deployment" then
+    local want = spec.replicas or 1
+    local upd, total = st.updatedReplicas or 0, st.replicas or 0
+    local avail = st.availableReplicas or 0
+    for _, c in ipairs(st.conditions or {}) do
+      if c.type == "Progressing" and c.reason == "ProgressDeadlineExceeded"
+      then return false, "progress deadline exceeded" end
+    end
+    if upd < want then
+      return false, string.format("%d/%d replicas updated", upd, want)
+    elseif total > upd then
+      return false, string.format("%d old replicas pending termination",
+        total - upd)
+    elseif avail < upd then
+      return false, string.format("%d/%d updated replicas available",
+        avail, upd)
+    end
+    return true, string.format("%d/%d replicas updated and available",
+      upd, want)
+  elseif obj.kind == "DaemonSet" then
+    local want = st.desiredNumberScheduled or 0
+    local upd, avail = st.updatedNumberScheduled or 0, st.numberAvailable or 0
+    if upd < want then
+      return false, string.format("%d/%d pods updated", upd, want)
+    elseif avail < want then
+      return false, string.format("%d/%d updated pods available", avail, want)
+    end
+    return true, string.format("%d/%d pods updated and available", upd, want)
+  elseif obj.kind == "StatefulSet" then
+    local want = spec.replicas or 1
+    local ready = st.readyReplicas or 0
+    if ready < want then
+      return false, string.format("%d/%d pods ready", ready, want)
+    end
+    if st.updateRevision and st.currentRevision ~= st.updateRevision then
+      return false, "waiting for the partitioned roll out to finish"
+    end
+    return true, string.format("%d/%d pods ready at the new revision",
+      ready, want)
+  end
+  error("kube.rollout: " .. tostring(obj.kind)
+    .. " is not a Deployment, DaemonSet or StatefulSet", 0)
+end
+M.rolled_out = rolled_out
+
+local function wait_timeout(run, opts, fname)
+  local t = opts.timeout or 300
+  if type(t) ~= "number" or t < 0 then
+    argerr(4, fname, "timeout must be a non-negative number")
+  end
+  return math.min(t, run:remaining())
+end
+
+function H.kube_rollout(run, kind, name, namespace, opts)
+  checktype(kind, "string", 1, "rollout")
+  checktype(name, "string", 2, "rollout")
+  checktype(namespace, "string", 3, "rollout", true)
+  opts = checkopts(opts, { timeout = true }, 4, "rollout")
+  local timeout = wait_timeout(run, opts, "rollout")
+  if run.plan then
+    plan.note(run, "wait", string.format("rollout of %s %s", kind,
+      kinds.joinname(name, namespace)))
+    return true
+  end
+  local status = "not observed"
+  local ok, last = run.backend:watch(kind, name, namespace, function(obj)
+    local done
+    done, status = rolled_out(obj)
+    if obj and run.report.progress then
+      run.report:progress(string.format("%s %s: %s", kind, name, status))
+    end
+    return done
+  end, timeout)
+  if not ok then
+    error(string.format("timeout after %gs waiting for the rollout of %s "
+      .. "%s: %s", timeout, kind, kinds.joinname(name, namespace),
+      last and status or "it does not exist"), 0)
+  end
+  return true
+end
+
+function H.kube_wait(run, kind, name, namespace, opts)
+  checktype(kind, "string", 1, "wait")
+  checktype(name, "string", 2, "wait")
+  checktype(namespace, "string", 3, "wait", true)
+  opts = checkopts(opts, { timeout = true, condition = true }, 4, "wait")
+  checktype(opts.condition, "string", 4, "wait")
+  local timeout = wait_timeout(run, opts, "wait")
+  if run.plan then
+    plan.note(run, "wait", string.format("%s %s to be %s", kind,
+      kinds.joinname(name, namespace), opts.condition))
+    return true
+  end
+  local seen = "absent"
+  local ok = run.backend:watch(kind, name, namespace, function(obj)
+    if not obj then seen = "absent"; return false end
+    seen = "no " .. opts.condition .. " condition"
+    for _, c in ipairs((obj.status or {}).conditions or {}) do
+      if c.type == opts.condition then
+        seen = opts.condition .. "=" .. tostring(c.status)
+        return c.status == "True"
+      end
+    end
+    return false
+  end, timeout)
+  if not ok then
+    error(string.format("timeout after %gs waiting for %s %s to be %s "
+      .. "(last seen: %s)", timeout, kind, kinds.joinname(name, namespace),
+      opts.condition, seen), 0)
+  end
+  return true
+end
+
+--- nodes ---------------------------------------------------------------
+
+local function node_entry(n)
+  local st, md = n.status or {}, n.metadata or {}
+  local labels = md.labels or {}
+  local e = { name = md.name, labels = labels, roles = {},
+    arch = labels["kubernetes.io/arch"], os = labels["kubernetes.io/os"],
+    kubelet_version = (st.nodeInfo or {}).kubeletVersion,
+    unschedulable = (n.spec or {}).unschedulable == true,
+    ready = false, addresses = {} }
+  for k in pairs(labels) do
+    local role = k:match("^node%-role%.kubernetes%.io/(.+)$")
+    if role then e.roles[#e.roles + 1] = role end
+  end
+  table.sort(e.roles)
+  for _, c in ipairs(st.conditions or {}) do
+    if c.type == "Ready" then e.ready = c.status == "True" end
+  end
+  for _, a in ipairs(st.addresses or {}) do
+    e.addresses[#e.addresses + 1] = { type = a.type, address = a.address }
+  end
+  return e
+end
+
+function H.nodes_list(run)
+  local out = {}
+  for _, n in ipairs(run.backend:list("v1/Node", {})) do
+    out[#out + 1] = node_entry(n)
+  end
+  return out
+end
+
+function H.nodes_this(run)
+  local host = run.hostname
+  local nodes = run.backend:list("v1/Node", {})
+  for _, n in ipairs(nodes) do
+    local labels = n.metadata.labels or {}
+    if n.metadata.name == host or labels["kubernetes.io/hostname"] == host
+    then return node_entry(n) end
+  end
+  error(string.format("nodes.this: no node is named %q or labelled "
+    .. "kubernetes.io/hostname=%s (%d nodes)", tostring(host),
+    tostring(host), #nodes), 0)
+end
+
+function H.service_restart(run, name)
+  checktype(name, "string", 1, "restart")
+  if name ~= "kubelite" and not name:match("^microk8s%.daemon%-[%w%-]+$")
+  then
+    argerr(1, "restart", "kubelite or a microk8s.daemon-* service expected")
+  end
+  need(run, "restart:" .. name, "service.restart(" .. name .. ")")
+  if not run.plan then
+    rollback.record(run, { op = "restart", service = name })
+    run.backend:restart(name)
+  end
+  plan.restart(run, name)
+end
+
+--- files -----------------------------------------------------------------
+
+local ROOTS = { args = true, bin = true, addon = true, state = true }
+
+--- Split "root:rel" and check it; returns root name, root dir, rel.
+local function split_path(run, path, n, fname)
+  checktype(path, "string", n, fname)
+  local root, rel = path:match("^(%a+):(.*)$")
+  if not root or not ROOTS[root] then
+    argerr(n, fname, "path must be args:, bin:, addon: or state:, got "
+      .. string.format("%q", path))
+  end
+  if rel == "" or rel:sub(1, 1) == "/" or rel:find("\0", 1, true) then
+    error(string.format("%s: path leaves its root: %s", fname, path), 0)
+  end
+  for part in rel:gmatch("[^/]+") do
+    if part == ".." then
+      error(string.format("%s: path leaves its root: %s", fname, path), 0)
+    end
+  end
+  return root, run.roots[root], rel
+end
+M.split_path = split_path
+
+local function ok_or_raise(v, err, ...)
+  if v == nil and err then error(err, 0) end
+  return v, err, ...
+end
+
+--- The permission to change a file: args:<service> or bin:<file>.
+local function need_write(run, root, rel, fname)
+  if root == "state" then return end
+  if root == "addon" then
+    error(fname .. ": addon: files are read-only", 0)
+  end
+  local top = rel:match("^[^/]+")
+  need(run, root .. ":" .. top, fname .. "(" .. root .. ":" .. rel .. ")")
+end
+
+function H.config_read(run, path)
+  local _, dir, rel = split_path(run, path, 1, "read")
+  return ok_or_raise(run.fs.read(dir, rel))
+end
+
+--- Journal, then write (or only record under plan).
+local function change_file(run, root, dir, rel, new, mode)
+  local prior = ok_or_raise(run.fs.read(dir, rel))
+  if prior == new then
+    plan.file(run, root .. ":" .. rel, prior, new)
+    return false
+  end
+  if not run.plan then
+    rollback.record(run, { op = "file", root = root, path = rel,
+      prior = prior, mode = prior and (run.fs.stat(dir, rel) or {}).mode })
+    if new == nil then
+      ok_or_raise(run.fs.remove(dir, rel))
+    else
+      ok_or_raise(run.fs.write(dir, rel, new, mode))
+    end
+  end
+  plan.file(run, root .. ":" .. rel, prior, new)
+  return true
+end
+
+function H.config_write(run, path, content, opts)
+  local root, dir, rel = split_path(run, path, 1, "write")
+  checktype(content, "string", 2, "write")
+  opts = checkopts(opts, { mode = true }, 3, "write")
+  if opts.mode ~= nil and (type(opts.mode) ~= "string"
+     or not opts.mode:match("^0?[0-7][0-7][0-7]$")) then
+    argerr(3, "write", "mode must be an octal string like \"0644\"")
+  end
+  need_write(run, root, rel, "config.write")
+  change_file(run, root, dir, rel, content, opts.mode)
+end
+
+function H.config_remove(run, path)
+  local root, dir, rel = split_path(run, path, 1, "remove")
+  need_write(run, root, rel, "config.remove")
+  if ok_or_raise(run.fs.read(dir, rel)) == nil then return false end
+  change_file(run, root, dir, rel, nil)
+  return true
+end
+
+function H.config_args(run, service)
+  checktype(service, "string", 1, "args")
+  local _, dir, rel = split_path(run, "args:" .. service, 1, "args")
+  return run.argsfile.parse(ok_or_raise(run.fs.read(dir, rel)) or "")
+end
+
+function H.config_set_args(run, service, changes)
+  checktype(service, "string", 1, "set_args")
+  checktype(changes, "table", 2, "set_args")
+  for k, v in pairs(changes) do
+    if type(k) ~= "string" or not k:match("^%-%-[%w][%w%-_.]*$") then
+      argerr(2, "set_args", "keys must be flags like \"--cluster-dns\", got "
+        .. tostring(k))
+    end
+    if type(v) ~= "string" and type(v) ~= "boolean" then
+      argerr(2, "set_args", "value of " .. k
+        .. " must be a string, true or false")
+    end
+  end
+  local root, dir, rel = split_path(run, "args:" .. service, 1, "set_args")
+  need_write(run, root, rel, "config.set_args")
+  local old = ok_or_raise(run.fs.read(dir, rel)) or ""
+  local new, changed = run.argsfile.edit(old, changes)
+  if not changed then return false end
+  return change_file(run, root, dir, rel, new)
+end
+
+--- downloads -----------------------------------------------------------
+
+local function url_host(url)
+  local scheme, host = url:match("^(%a[%w+.-]*)://([^/:?#]+)")
+  return scheme and scheme:lower(), host and host:lower()
+end
+
+--- The hosts the hook declared, for the broker's redirect checks.
+local function allowed_hosts(run)
+  local https, http = {}, {}
+  for p in pairs(run.perms) do
+    local h = p:match("^net:http://(.+)$")
+    if h then http[#http + 1] = h:lower()
+    else
+      h = p:match("^net:(.+)$")
+      if h then https[#https + 1] = h:lower() end
+    end
+  end
+  return https, http
+end
+
+local function need_net(run, url, fname)
+  checktype(url, "string", 1, fname)
+  local scheme, host = url_host(url)
+  if scheme ~= "https" and scheme ~= "http" then
+    error(string.format("%s: only https URLs are allowed, got %s", fname,
+      url), 0)
+  end
+  if scheme == "http" then
+    need(run, "net:http://" .. host, fname .. "(" .. url .. ")")
+  else
+    need(run, "net:" .. host, fname .. "(" .. url .. ")")
+  end
+end
+
+local function transfer_opts(run, opts, max)
+  local https, http = allowed_hosts(run)
+  return { hosts = https, http_hosts = http, ca_file = run.ca_file,
+    max_bytes = opts.max_bytes or max, deadline = run:remaining(),
+    cache_dir = run.cache_dir, progress = run.report.transfer_progress }
+end
+
+function H.net_fetch(run, url, opts)
+  opts = checkopts(opts, { sha256 = true, max_bytes = true }, 2, "fetch")
+  need_net(run, url, "net.fetch")
+  local t = transfer_opts(run, opts, 16 << 20)
+  t.url, t.sha256 = url, opts.sha256
+  return ok_or_raise(run.net:fetch(t))
+end
+
+function H.net_download(run, url, opts)
+  opts = checkopts(opts, { sha256 = true, sha256_url = true,
+    max_bytes = true }, 2, "download")
+  need_net(run, url, "net.download")
+  local sum = opts.sha256
+  if sum == nil and opts.sha256_url then
+    need_net(run, opts.sha256_url, "net.download")
+    local t = transfer_opts(run, {}, 1 << 20)
+    t.url = opts.sha256_url
+    local text = ok_or_raise(run.net:fetch(t))
+    local file = url:match("([^/?#]+)[?#]?[^/]*$")
+    sum = ok_or_raise(run.http.checksum_for(text, file))
+  end
+  if type(sum) ~= "string" or not sum:lower():match("^" .. ("%x"):rep(64)
+     .. "$") then
+    error("net.download(" .. url .. "): a checksum is required: give "
+      .. "opts.sha256 (64 hex digits) or opts.sha256_url", 0)
+  end
+  sum = sum:lower()
+  plan.download(run, url, sum)
+  if run.plan then return "cache:" .. sum end
+  local t = transfer_opts(run, opts, 2 << 30)
+  t.url, t.sha256 = url, sum
+  ok_or_raise(run.net:download(t))
+  return "cache:" .. sum
+end
+
+--- A cache token from net.download -> the file's absolute path.
+local function cache_file(run, token)
+  local sum = token:match("^cache:(%x+)$")
+  if not sum or #sum ~= 64 then return nil end
+  return run.cache_dir .. "/sha256/" .. sum, sum
+end
+
+function H.hash_file(run, path)
+  checktype(path, "string", 1, "file")
+  local abs, sum = cache_file(run, path)
+  if abs then
+    if run.plan then return sum end
+    return ok_or_raise(run.hash.file(abs))
+  end
+  local _, dir, rel = split_path(run, path, 1, "file")
+  return ok_or_raise(run.fs.hash(dir, rel))
+end
+
+function H.config_install(run, downloaded, path, opts)
+  checktype(downloaded, "string", 1, "install")
+  local src = cache_file(run, downloaded)
+  if not src then
+    argerr(1, "install", "a path returned by net.download expected")
+  end
+  local root, dir, rel = split_path(run, path, 2, "install")
+  opts = checkopts(opts, { mode = true }, 3, "install")
+  need_write(run, root, rel, "config.install")
+  plan.install(run, downloaded, root .. ":" .. rel)
+  if run.plan then return end
+  rollback.record_backup(run, root, dir, rel)
+  ok_or_raise(run.fs.install(src, dir, rel, opts.mode or "0644"))
+end
+
+--- addon, log, internal ----------------------------------------------------
+
+function H.addon_read(run, rel)
+  checktype(rel, "string", 1, "read")
+  local _, dir, r = split_path(run, "addon:" .. rel, 1, "addon.read")
+  local s = ok_or_raise(run.fs.read(dir, r))
+  if s == nil then
+    error(string.format("addon.read: %s has no file %s", run.addon, rel), 0)
+  end
+  return s
+end
+
+for _, level in ipairs { "info", "warn", "step" } do
+  H["log_" .. level] = function(run, msg)
+    run.report:log(level, tostring(msg))
+    if level == "step" then plan.step(run, tostring(msg)) end
+  end
+end
+
+function H.__uphook_sleep(run, seconds)
+  checktype(seconds, "number", 1, "sleep")
+  run.backend:sleep(math.max(0, math.min(seconds, run:remaining())))
+end
+
+function H.__uphook_require(run, name)
+  checktype(name, "string", 1, "require")
+  if not name:match("^[%w_]+[%w_.]*$") or name:find("..", 1, true) then
+    return nil
+  end
+  local rel = name:gsub("%.", "/") .. ".lua"
+  local src = run.fs.read(run.roots.addon, rel)
+  if not src then return nil end
+  return src, "@" .. run.roots.addon .. "/" .. rel
+end
+
+--- Dispatch one call from the hook: policy first, then the handler.
+function M.dispatch(run, name, args)
+  local h = H[name:gsub("%.", "_")]
+  if not h or type(args) ~= "table" then
+    error("unknown primitive " .. tostring(name), 0)
+  end
+  if MUTATING[name] and run.phase ~= "upgrade" then
+    error(string.format("%s is not allowed in %s: only upgrade may change "
+      .. "anything", name, run.phase), 0)
+  end
+  local n = #args
+  for i = 1, n do
+    if args[i] == run.null then args[i] = nil end
+  end
+  run.calls[#run.calls + 1] = { name = name, args = args }
+  return h(run, table.unpack(args, 1, n))
+end
+
+M.H = H
+return M

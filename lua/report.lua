@@ -1,0 +1,98 @@
+--- uphook.report: what the user sees while an upgrade runs.
+---
+--- Human text (colour and a live status line only on a TTY; plain lines
+--- with timestamps otherwise) or JSON lines, one event per line.
+local M = {}
+M.__index = M
+
+local COLORS = { step = "\27[1;34m", warn = "\27[33m", error = "\27[1;31m",
+                 ok = "\27[32m", reset = "\27[0m" }
+
+---@param o {format:string, tty:boolean, color:boolean, verbosity:integer,
+---  write:fun(s:string), ewrite:fun(s:string), json:table, clock:fun():number}
+function M.new(o)
+  local r = setmetatable({ format = o.format or "human", tty = o.tty,
+    color = o.color, verbosity = o.verbosity or 0, write = o.write,
+    ewrite = o.ewrite or o.write, json = o.json, clock = o.clock,
+    lines = {}, step_no = 0, capture = o.capture }, M)
+  if r.format == "json" then r.transfer_progress = "json"
+  elseif r.tty then r.transfer_progress = "tty" end
+  return r
+end
+
+function M:paint(kind, s)
+  if not self.color then return s end
+  return COLORS[kind] .. s .. COLORS.reset
+end
+
+local function stamp(self)
+  if self.tty or not self.clock then return "" end
+  return os.date("!%Y-%m-%dT%H:%M:%SZ ", math.floor(self.clock())) or ""
+end
+
+function M:event(t)
+  if self.format == "json" then
+    self.write(self.json.encode(t) .. "\n")
+    return true
+  end
+end
+
+---A line of hook log: level is "info", "warn" or "step".
+function M:log(level, text)
+  self.lines[#self.lines + 1] = text
+  if self.capture then return end
+  if level == "step" then self.step_no = self.step_no + 1 end
+  if self:event({ event = "log", level = level, message = text,
+                  step = level == "step" and self.step_no or nil }) then
+    return
+  end
+  self:clear_status()
+  if level == "step" then
+    self.write(stamp(self) .. self:paint("step", string.format("[%d] %s",
+      self.step_no, text)) .. "\n")
+  elseif level == "warn" then
+    self.ewrite(stamp(self) .. self:paint("warn", "warning: ") .. text .. "\n")
+  elseif self.verbosity >= 0 then
+    self.write(stamp(self) .. "    " .. text .. "\n")
+  end
+end
+
+---A live status line during waits ("2/3 replicas updated").
+function M:progress(text)
+  if self.capture then return end
+  if self:event({ event = "progress", message = text }) then return end
+  if self.tty and text ~= self.status then
+    self.status = text
+    self.ewrite("\r\27[K  ... " .. text)
+  elseif not self.tty and self.verbosity > 0 then
+    self.write(stamp(self) .. "  ... " .. text .. "\n")
+  end
+end
+
+function M:clear_status()
+  if self.tty and self.status then
+    self.ewrite("\r\27[K")
+    self.status = nil
+  end
+end
+
+function M:info(text)
+  if self.capture then return end
+  self:clear_status()
+  if not self:event({ event = "info", message = text })
+     and self.verbosity >= 0 then
+    self.write(stamp(self) .. text .. "\n")
+  end
+end
+
+function M:error(text)
+  self.lines[#self.lines + 1] = text
+  if self.capture then return end
+  self:clear_status()
+  if not self:event({ event = "error", message = text }) then
+    self.ewrite(stamp(self) .. self:paint("error", "uphook: ") .. text
+      .. "\n")
+  end
+end
+
+return M

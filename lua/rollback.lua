@@ -1,0 +1,158 @@
+--- uphook.rollback: the journal policy, the same for every backend.
+---
+--- Before each change the engine appends a record holding what undoing
+--- it needs, and the record is on disk (fsynced) before the change is
+--- made. Undo walks the records in reverse. `uphook recover` replays a
+--- journal left by a crashed run through the same undo.
+local kinds = require "uphook.kinds"
+
+local M = {}
+
+--- Server-managed fields that a restore must not send back.
+local function clean(obj)
+  local o = {}
+  for k, v in pairs(obj) do o[k] = v end
+  local md = {}
+  for k, v in pairs(obj.metadata or {}) do md[k] = v end
+  md.resourceVersion, md.uid, md.creationTimestamp = nil, nil, nil
+  md.managedFields, md.generation, md.selfLink = nil, nil, nil
+  o.metadata, o.status = md, nil
+  return o
+end
+M.clean = clean
+
+local function journal(run)
+  if not run.journal then
+    local j, err = run.journal_lib.open(run.journal_path)
+    if not j then error("cannot open the journal: " .. tostring(err), 0) end
+    run.journal = j
+    local ok, e = j:append({ op = "begin", addon = run.addon,
+      from = run.from, to = run.to, roots = run.roots,
+      time = run.clock_wall and run.clock_wall() or 0 })
+    if not ok and e then error("journal: " .. tostring(e), 0) end
+  end
+  return run.journal
+end
+
+---Append a record durably, before the change it describes.
+---@param run table
+---@param rec table
+function M.record(run, rec)
+  local ok, err = journal(run):append(rec)
+  if not ok and err then
+    error("journal: cannot record the change: " .. tostring(err), 0)
+  end
+  run.records[#run.records + 1] = rec
+  run.changed = true
+end
+
+---Keep the prior bytes of a file (hard link or copy) and record them.
+function M.record_backup(run, root, dir, rel)
+  journal(run)
+  local n = #run.records + 1
+  local dest = string.format("%s.d/%d", run.journal_path, n)
+  local had, err = run.fs.backup(dir, rel, dest)
+  if had == nil then
+    error("cannot back up " .. root .. ":" .. rel .. ": " .. tostring(err), 0)
+  end
+  local st = had and run.fs.stat(dir, rel)
+  M.record(run, { op = "file", root = root, path = rel,
+    backup = had and dest or nil, mode = st and st.mode })
+end
+
+local function same(a, b, seen)
+  if a == b then return true end
+  if type(a) ~= "table" or type(b) ~= "table" then return false end
+  for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+
+local function undo_kube(run, rec)
+  local b, r = run.backend, rec.ref
+  local gvk = r.apiVersion .. "/" .. r.kind
+  local cur = b:get(gvk, r.name, r.namespace)
+  if rec.prior == nil then
+    if cur then b:delete(gvk, r.name, r.namespace) end
+    return cur and "deleted " or nil
+  end
+  local want = clean(rec.prior)
+  if cur == nil then
+    b:create(want)
+    return "recreated "
+  end
+  if same(clean(cur), want) then return nil end
+  want.metadata.resourceVersion = cur.metadata.resourceVersion
+  local ok, e = pcall(b.replace, b, want)
+  if not ok then
+    if type(e) ~= "table" or e.code ~= 422 then error(e, 0) end
+    -- an immutable field changed: only delete and create restores it
+    b:delete(gvk, r.name, r.namespace)
+    want.metadata.resourceVersion = nil
+    b:create(want)
+  end
+  return "restored "
+end
+
+local function undo_file(run, rec)
+  local dir = run.roots[rec.root]
+  local function must(v, err)
+    if v == nil and err then error(err, 0) end
+    return v
+  end
+  if rec.backup then
+    must(run.fs.install(rec.backup, dir, rec.path, rec.mode or "0644"))
+  elseif rec.prior ~= nil then
+    must(run.fs.write(dir, rec.path, rec.prior, rec.mode))
+  else
+    must(run.fs.remove(dir, rec.path))
+  end
+  return "restored "
+end
+
+local function describe(rec)
+  if rec.op == "kube" then return kinds.label(rec.ref) end
+  if rec.op == "file" then return rec.root .. ":" .. rec.path end
+  return rec.op
+end
+
+---Undo every record in reverse. Returns true, or false and the list of
+---changes that could not be undone (the journal is then kept).
+---@return boolean ok, string[] problems, string[] restored
+function M.undo(run, records)
+  local problems, restored, restarts = {}, {}, {}
+  for i = #records, 1, -1 do
+    local rec = records[i]
+    local ok, what = pcall(function()
+      if rec.op == "kube" then return undo_kube(run, rec)
+      elseif rec.op == "file" then return undo_file(run, rec)
+      elseif rec.op == "restart" then restarts[rec.service] = true
+      end
+    end)
+    if not ok then
+      local msg = type(what) == "table" and (what.message or "error")
+                  or tostring(what)
+      problems[#problems + 1] = describe(rec) .. ": " .. msg
+    elseif what then
+      restored[#restored + 1] = what .. describe(rec)
+    end
+  end
+  -- a service restarted on new settings restarts again on the old ones
+  for svc in pairs(restarts) do
+    local ok, e = pcall(run.backend.restart, run.backend, svc)
+    if not ok then problems[#problems + 1] = "restart " .. svc .. ": "
+      .. tostring(e) end
+  end
+  return #problems == 0, problems, restored
+end
+
+---Close and delete the journal (after commit or a complete rollback).
+function M.finish(run)
+  if run.journal then
+    run.journal:close()
+    run.journal = nil
+    run.journal_lib.remove(run.journal_path)
+  end
+end
+
+return M
