@@ -1,0 +1,20 @@
+/* uphook.c.json: JSON <-> Lua through jansson, with the shared null and
+ * array conventions of luax.h. */
+#ifndef UH_JSON_H
+#define UH_JSON_H
+#include <stddef.h>
+#include <lua.h>
+
+#define UH_JSON_MAX_DEPTH 256  /* nested arrays/objects */
+
+/* Decode s[0..n) and push the value. Returns UH_OK, or UH_EPARSE /
+ * UH_ELIMIT / UH_ENOMEM with a message in err and nothing pushed. */
+int uh_json_decode_push(lua_State *L, const char *s, size_t n,
+                        char *err, size_t errlen);
+/* Encode the value at idx (compact, sorted keys) and push the text.
+ * Returns UH_OK, or UH_EINVAL / UH_ELIMIT with a message in err. */
+int uh_json_encode_push(lua_State *L, int idx, char *err, size_t errlen);
+
+int luaopen_uphook_json(lua_State *L);
+
+#endif
