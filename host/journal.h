@@ -1,0 +1,42 @@
+/* The durable upgrade journal (SPEC §7): one file per addon, appended
+ * and fdatasynced before each change, replayed after a crash.
+ *
+ * Layout (all integers big-endian):
+ *   header  "UPHOOKJ1" | u32 version (1) | u32 reserved (0)
+ *   record  u32 length | u32 check | payload (MessagePack, host/mpack.c)
+ * check = the first 4 bytes of SHA-256(payload).  Records are only ever
+ * appended, so damage is expected at the tail only: a record that runs
+ * past EOF, or fails its check and is followed by nothing but zero bytes
+ * (a torn write after a crash), is ignored; anything else is corruption.
+ */
+#ifndef UH_JOURNAL_H
+#define UH_JOURNAL_H
+#include <stddef.h>
+#include <stdint.h>
+#include <lua.h>
+
+#define UH_JOURNAL_MAGIC "UPHOOKJ1"
+#define UH_JOURNAL_VERSION 1u
+#define UH_JOURNAL_HDRLEN 16
+#define UH_JOURNAL_MAXREC (64u << 20)
+#define UH_JOURNAL_MAXFILE (512u << 20)
+
+/* The header of a file's first len bytes: 0 valid, 1 empty or a torn
+ * prefix of a valid header, -1 wrong magic, -2 unsupported version. */
+int uh_journal_header(const unsigned char *buf, size_t len);
+void uh_journal_make_header(unsigned char out[UH_JOURNAL_HDRLEN]);
+/* The 8 framing bytes of a payload. */
+void uh_journal_frame(unsigned char out[8], const void *payload, size_t n);
+
+typedef struct uh_jscan {
+  const unsigned char *buf;
+  size_t len, off;       /* off: the end of the good data so far */
+} uh_jscan;
+
+enum { UH_JREC = 1, UH_JEND = 0, UH_JTORN = -1, UH_JCORRUPT = -2 };
+/* Next record after the header (start with off = UH_JOURNAL_HDRLEN). */
+int uh_journal_next(uh_jscan *s, const unsigned char **payload, size_t *n);
+
+int luaopen_uphook_journal(lua_State *L);
+
+#endif
