@@ -470,7 +470,7 @@ static void run_protected(lua_State *L, int nargs, const char *tag)
     lua_pushvalue(L, base + 1);
   }
   lua_rawseti(L, -2, 3);
-  lua_replace(L, base + 1);
+  lua_insert(L, base + 1);
   lua_settop(L, base + 1);
 }
 

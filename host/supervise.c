@@ -198,7 +198,7 @@ static int serve_call(lua_State *L, struct child *c, int msg, int h,
 static int serve_until(lua_State *L, struct child *c, const char *want,
                        int h)
 {
-  char err[256];
+  char err[256] = "unexpected message";
   for (;;) {
     int rc, msg;
     const char *tag;
@@ -221,8 +221,11 @@ static int serve_until(lua_State *L, struct child *c, const char *want,
     if (rc != UH_RPC_OK)
       goto protocol;
     msg = lua_gettop(L);
-    if (!lua_istable(L, msg) || lua_rawgeti(L, msg, 1) != LUA_TSTRING)
+    if (!lua_istable(L, msg) || lua_rawgeti(L, msg, 1) != LUA_TSTRING) {
+      snprintf(err, sizeof err, "not a tagged message: %s",
+               luaL_typename(L, -1));
       goto protocol;
+    }
     tag = lua_tostring(L, -1);
     if (strcmp(tag, want) == 0) {
       lua_rawgeti(L, msg, 2);
@@ -234,14 +237,17 @@ static int serve_until(lua_State *L, struct child *c, const char *want,
       lua_insert(L, -2);
       return 4;
     }
+    if (strcmp(tag, "call"))
+      snprintf(err, sizeof err, "unexpected message '%.32s'", tag);
     if (strcmp(tag, "call") || serve_call(L, c, msg, h, err, sizeof err))
       goto protocol;
     lua_settop(L, msg - 1);
   }
 protocol:
   reap(c, 1);
-  return pusherr(L, "protocol error: the hook process sent a malformed "
-                 "message and was killed", "protocol");
+  lua_pushfstring(L, "protocol error: the hook process sent a malformed "
+                  "message (%s) and was killed", err);
+  return pusherr(L, lua_tostring(L, -1), "protocol");
 }
 
 static struct child *checkchild(lua_State *L)

@@ -62,6 +62,7 @@ function M.validate(desc, name)
     bad("field 'version' is not a semantic version: " .. data.version)
   end
   local okr, rerr = semver.valid_range(data.from)
+  if data.from:match("^%s*$") then okr, rerr = false, "it is empty" end
   if not okr then bad("field 'from' is not a version range: "
     .. tostring(rerr)) end
   local perms = {}
@@ -159,7 +160,7 @@ local function handler(run)
   end
 end
 
-function Run:phase(name, ctx)
+function Run:call_phase(name, ctx)
   self.phase = name
   local ok, value, kind, trace = self.child:run(name, ctx, self.handler)
   if ok then return value end
@@ -190,7 +191,7 @@ local function load_hook(run, o)
     stop(M.EARLY, kind == "error" and (o.hook_name .. ": " .. tostring(desc))
       or tostring(desc))
   end
-  return M.validate(desc, o.hook_name)
+  return M.validate(desc[1], o.hook_name)
 end
 
 local function find_from(run, saved)
@@ -199,7 +200,7 @@ local function find_from(run, saved)
     stop(M.EARLY, string.format("cannot tell which version of %s is "
       .. "installed: no uphook state and the hook has no detect", run.addon))
   end
-  local v = run:phase("detect", ctx_of(run))[1]
+  local v = run:call_phase("detect", ctx_of(run))[1]
   if v == nil or v == run.null then
     stop(M.EARLY, string.format("%s does not look installed: detect found "
       .. "no version (enable it first)", run.addon))
@@ -237,9 +238,9 @@ local function body(run, o)
   run.params = M.merge_params(run.hook.params,
     not reset and saved and saved.params or nil, given)
   local ctx = ctx_of(run)
-  run:phase("check", ctx)
-  run:phase("upgrade", ctx)
-  run:phase("verify", ctx)
+  run:call_phase("check", ctx)
+  run:call_phase("upgrade", ctx)
+  run:call_phase("verify", ctx)
   run.phase = "commit"
   if not run.plan then state.commit(run, saved) end
   return M.OK

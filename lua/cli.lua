@@ -1,0 +1,185 @@
+--- uphook.cli: what each command does, given the options host/cli.c
+--- parsed. Exit codes are SPEC §1's.
+local engine = require "uphook.engine"
+local offline = require "uphook.offline"
+local plan = require "uphook.plan"
+local rollback = require "uphook.rollback"
+local Report = require "uphook.report"
+
+local M = {}
+
+local function writer(f)
+  return function(s) f:write(s); f:flush() end
+end
+
+local function new_report(o, c)
+  return Report.new { format = o.output, tty = o.tty, color = o.color,
+    verbosity = o.verbosity, write = writer(io.stdout),
+    ewrite = writer(io.stderr), json = c.json, clock = c.sys.wall }
+end
+
+local function must(v, err)
+  if v == nil then error(err, 0) end
+  return v
+end
+
+--- Where this run keeps its files.
+local function layout(o, c, addon)
+  local dir = o.state_dir
+  if not dir and o.offline then dir = must(c.sys.mkdtemp()) end
+  dir = dir or (o.snap_common .. "/var/lib/uphook")
+  local files = o.offline and (dir .. "/offline") or o.snap_data
+  local L = { state_dir = dir, journal_dir = dir .. "/journal",
+    cache_dir = dir .. "/cache",
+    journal_path = dir .. "/journal/" .. addon.name .. ".journal",
+    roots = { args = files .. "/args", bin = files .. "/bin",
+      addon = addon.dir, state = dir .. "/addons/" .. addon.name } }
+  for _, d in ipairs { L.journal_dir, L.cache_dir, L.roots.state,
+                       L.roots.args, L.roots.bin } do
+    if not (o.offline == nil and (d == L.roots.args or d == L.roots.bin))
+    then must(c.sys.mkdirs(d)) end
+  end
+  return L
+end
+
+local function backend_for(o, c, report)
+  if o.offline then
+    local text = must(c.sys.read(o.offline), "no fixture " .. o.offline)
+    local ok, objs = pcall(c.yaml.decode_all, text)
+    if not ok then error(o.offline .. ": " .. tostring(objs), 0) end
+    return offline.cluster(c, objs, c.sys.hostname()), offline.net(c, {})
+  end
+  local ok, live = pcall(require, "uphook.live")
+  if not ok then
+    error("no live backend in this build: " .. tostring(live), 0)
+  end
+  return must(live.connect(o, c, report)), offline.live_net(c)
+end
+
+local function node_lock(o, c, cmd)
+  if o.offline or cmd == "plan"
+     or c.sys.getenv("MICROK8S_ADDONS_SKIP_LOCK") == "1" then return true end
+  local dir = o.snap_data .. "/var/lock"
+  c.sys.mkdirs(dir)
+  return c.sys.lock(dir .. "/.microk8s-addon-lock", o.lock_wait)
+end
+
+local function print_outcome(o, report, code, run)
+  if o.command == "plan" and code == engine.OK then
+    if not report:event({ event = "plan", addon = run.addon, from = run.from,
+        to = run.to, entries = run.entries,
+        summary = plan.summary(run.entries) }) then
+      io.stdout:write(string.format("Plan for %s %s -> %s\n", run.addon,
+        tostring(run.from), tostring(run.to)))
+      io.stdout:write(run.noop and "Nothing to do.\n"
+        or plan.render(run.entries))
+    end
+    return
+  end
+  if code == engine.OK then
+    if not run.noop then
+      if not report:event({ event = "result", code = code, addon = run.addon,
+          from = run.from, to = run.to, changes = run.entries,
+          summary = plan.summary(run.entries) }) then
+        io.stdout:write(plan.render(run.entries, true))
+        report:info(string.format("Upgraded %s from %s to %s.", run.addon,
+          run.from, run.to))
+      end
+    end
+    return
+  end
+  report:error(run.error or "failed")
+  if run.trace and o.verbosity > 0 then io.stderr:write(run.trace, "\n") end
+  if code == engine.FAILED then
+    report:info(string.format("Rolled back: %d change%s undone; %s is "
+      .. "unchanged.", #(run.restored or {}), #(run.restored or {}) == 1
+      and "" or "s", run.addon))
+  elseif code == engine.STUCK then
+    for _, p in ipairs(run.problems or {}) do report:error("cannot undo " .. p) end
+    report:error(string.format("rollback incomplete: the journal is kept "
+      .. "at %s; run: uphook recover %s", run.journal_path, run.addon))
+  end
+end
+
+local function upgrade(o, c, report)
+  local addon = o.addon
+  local source = must(c.sys.read(addon.hook))
+  local L = layout(o, c, addon)
+  if c.sys.kind(L.journal_path) then
+    report:error(string.format("an interrupted upgrade of %s left a journal "
+      .. "(%s): run 'uphook recover %s' first", addon.name, L.journal_path,
+      addon.name))
+    return engine.STUCK
+  end
+  local lock, lerr = node_lock(o, c, o.command)
+  if not lock then report:error(lerr); return engine.LOCKED end
+  local backend, net = backend_for(o, c, report)
+  local argv = {}
+  for i = 2, #o.operands do argv[#argv + 1] = o.operands[i] end
+  local code, run = engine.run { command = o.command, addon = addon.name,
+    source = source, chunkname = "@" .. addon.hook,
+    hook_name = addon.name .. "/upgrade.lua", argv = argv,
+    backend = backend, net = net, roots = L.roots, c = c,
+    journal_path = L.journal_path, cache_dir = L.cache_dir,
+    ca_file = o.ca_file, hostname = c.sys.hostname(), report = report,
+    timeout = o.timeout, memory_limit = o.memory_limit << 20,
+    clock_wall = c.sys.wall, pid = c.sys.pid() }
+  print_outcome(o, report, code, run)
+  if type(lock) == "userdata" then lock:release() end
+  return code
+end
+
+local function recover(o, c, report)
+  local L = layout(o, c, o.addon)
+  local recs, torn = c.journal.replay(L.journal_path)
+  if not recs then
+    report:info("nothing to recover: " .. o.addon.name .. " has no journal")
+    return engine.OK
+  end
+  local lock, lerr = node_lock(o, c, "recover")
+  if not lock then report:error(lerr); return engine.LOCKED end
+  local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}
+  local run = { addon = o.addon.name, backend = (backend_for(o, c, report)),
+    roots = begin.roots or L.roots, fs = c.fs, report = report,
+    journal_lib = c.journal, journal_path = L.journal_path }
+  if torn then report:log("warn", "the journal's last record was torn "
+    .. "(the crash came while writing it); it is ignored") end
+  local body = {}
+  for i = 2, #recs do body[#body + 1] = recs[i] end
+  local ok, problems, restored = rollback.undo(run, body)
+  for _, r in ipairs(restored) do report:info(r) end
+  if not ok then
+    for _, p in ipairs(problems) do report:error("cannot undo " .. p) end
+    report:error("recovery incomplete; the journal is kept at "
+      .. L.journal_path)
+    return engine.STUCK
+  end
+  c.journal.remove(L.journal_path)
+  report:info(string.format("Recovered %s: %d change%s undone.",
+    o.addon.name, #restored, #restored == 1 and "" or "s"))
+  return engine.OK
+end
+
+local COMMANDS = {
+  upgrade = upgrade, plan = upgrade, recover = recover,
+  test = function(o, c) return require("uphook.test").main(o, c) end,
+  lint = function(o, c, r) return require("uphook.lint").main(o, c, r) end,
+  list = function(o, c, r) return require("uphook.list").main(o, c, r) end,
+}
+
+---@param o table options from host/cli.c
+---@return integer exit code
+function M.main(o)
+  local c = offline.modules()
+  local report = new_report(o, c)
+  for _, w in ipairs(o.warnings or {}) do
+    if o.verbosity > 0 then report:log("warn", w) end
+  end
+  local ok, code = pcall(COMMANDS[o.command], o, c, report)
+  if ok then return code end
+  report:error(type(code) == "table" and (code.message or "error")
+    or tostring(code))
+  return engine.EARLY
+end
+
+return M

@@ -1,0 +1,97 @@
+--- uphook.offline: the pieces `--offline` and `uphook test` share: the C
+--- families, a mock cluster seeded from fixture objects, and mocked
+--- transfers that still go through the real checksum-and-cache code.
+local cluster = require "uphook.mock.cluster"
+
+local M = {}
+
+local loaded
+---The C families, loaded once.
+function M.modules()
+  if loaded then return loaded end
+  local c = {}
+  for _, n in ipairs { "argsfile", "fs", "hash", "http", "journal", "json",
+                       "sandbox", "sys", "yaml" } do
+    local ok, m = pcall(require, "uphook.c." .. n)
+    if ok then c[n] = m end
+  end
+  loaded = c
+  return c
+end
+
+---Deep copy (fixtures are decoded once and copied into each cluster).
+local function copy(v, null)
+  if type(v) ~= "table" or v == null then return v end
+  local o = {}
+  for k, x in pairs(v) do o[k] = copy(x, null) end
+  return setmetatable(o, getmetatable(v))
+end
+M.copy = copy
+
+---A mock cluster from decoded objects (copied: the caller's stay intact).
+function M.cluster(c, objects, hostname)
+  local objs = {}
+  for _, o in ipairs(objects or {}) do
+    if type(o) == "table" and o ~= c.yaml.null then
+      objs[#objs + 1] = copy(o, c.yaml.null)
+    end
+  end
+  return cluster.new { objects = objs, null = c.yaml.null,
+    array_mt = getmetatable(c.yaml.array({})), this_node = hostname }
+end
+
+---Transfers answered from a table: url -> {body=, file=, status=}.
+---The verify-and-cache step is the live one (http.store).
+function M.net(c, downloads)
+  local function answer(t)
+    local d = downloads[t.url]
+    if d == nil then
+      return nil, "no mock download for " .. t.url
+        .. " (add it to t.env{downloads = ...})"
+    end
+    if d.status and d.status >= 400 then
+      return nil, string.format("HTTP %d from %s", d.status, t.url)
+    end
+    local body = d.body
+    if body == nil and d.file then
+      local err
+      body, err = c.sys.read(d.file)
+      if not body then return nil, err or ("no file " .. d.file) end
+    end
+    if t.max_bytes and #body > t.max_bytes then
+      return nil, string.format("%s is larger than max_bytes (%d)", t.url,
+        t.max_bytes)
+    end
+    return body
+  end
+  return {
+    calls = {},
+    fetch = function(self, t)
+      self.calls[#self.calls + 1] = t.url
+      local body, err = answer(t)
+      if not body then return nil, err end
+      if t.sha256 and c.hash.sha256(body) ~= t.sha256:lower() then
+        return nil, string.format("sha256 mismatch for %s: expected %s, "
+          .. "got %s", t.url, t.sha256, c.hash.sha256(body))
+      end
+      return body
+    end,
+    download = function(self, t)
+      self.calls[#self.calls + 1] = t.url
+      local body, err = answer(t)
+      if not body then return nil, err end
+      return c.http.store { body = body, sha256 = t.sha256,
+        cache_dir = t.cache_dir, url = t.url }
+    end,
+  }
+end
+
+---The live transfer backend: libcurl in this (the broker) process.
+function M.live_net(c)
+  return {
+    fetch = function(_, t) return c.http.fetch(t) end,
+    download = function(_, t) return c.http.download(t) end,
+  }
+end
+
+return M
