@@ -19,15 +19,18 @@ def note_request(state, method, path, query, status, fault, agent):
                                "userAgent": agent})
 
 
-def match_fault(state, method, target):
-    """The first armed fault whose method and path regexes match, used up by one."""
+def match_fault(state, method, path, query):
+    """The first armed fault whose method, path and query regexes match; a
+    match uses up one of its count."""
     with state.lock:
         for f in state.faults:
             if f["count"] == 0:
                 continue
             if not re.fullmatch(f.get("method") or ".*", method, re.I):
                 continue
-            if not re.search(f.get("path") or "", target):
+            if not re.search(f.get("path") or "", path):
+                continue
+            if not re.search(f.get("query") or "", query):
                 continue
             if f["count"] > 0:
                 f["count"] -= 1
@@ -59,7 +62,7 @@ def _add_faults(state, p):
             r.setdefault("action", "status")
             if r["action"] not in ACTIONS:
                 raise bad_request("action must be one of " + ", ".join(ACTIONS))
-            for k in ("method", "path"):
+            for k in ("method", "path", "query"):
                 try:
                     re.compile(r.get(k) or "")
                 except re.error as e:

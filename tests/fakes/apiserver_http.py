@@ -170,7 +170,7 @@ class Handler(BaseHTTPRequestHandler):
                                       "text/plain; charset=utf-8")
             if not self.authorized():
                 raise ApiError(401, "Unauthorized", "Unauthorized")
-            fault = match_fault(state, self.command, self.path)
+            fault = match_fault(state, self.command, path, u.query)
             if fault and self.apply_fault(fault, path):
                 return
             self.route(state, path, q, body, fault)
