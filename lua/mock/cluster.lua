@@ -66,12 +66,8 @@ local function gk(info) return info.group .. "/" .. info.kind end
 -- "\0" sorts before every name character: namespace order first.
 local function okey(ns, name) return (ns or "") .. "\0" .. name end
 
----Create a mock cluster.
----@param opts? {objects?: table[], clock?: MockClock, null?: any, array_mt?: table, this_node?: string}
----@return MockCluster
-function M.new(opts)
-  opts = opts or {}
-  local self = setmetatable({
+local function empty(opts)
+  return setmetatable({
     name = "mock",
     clock = opts.clock or clockmod.new(),
     null = opts.null, array_mt = opts.array_mt,
@@ -79,7 +75,47 @@ function M.new(opts)
     store = {}, custom = {}, custom_kind = {},
     rv = 0, uids = 0, ips = {}, stalls = {}, restarts = {},
   }, Cluster)
-  local objs = opts.objects or {}
+end
+
+local function shallow(t)
+  local out = {}
+  for k, v in pairs(t) do out[k] = v end
+  return out
+end
+
+---@class MockSeed  a prepared fixture: seeded once, shared by clusters
+
+---Seed a fixture once (copy, fill server fields, defaults, statuses),
+---for many clusters: `cluster.new{seed = s}` then costs a few table
+---copies instead of deep copies. Timestamps come from opts.clock (or a
+---default clock).
+---@param objects table[]  decoded objects (nodes too)
+---@param opts? {clock?: MockClock, null?: any, array_mt?: table}
+---@return MockSeed
+function M.seed(objects, opts)
+  local b = empty(opts or {})
+  b:_seed_all(objects)
+  return { store = b.store, rv = b.rv, uids = b.uids, ips = b.ips,
+           custom = b.custom, custom_kind = b.custom_kind }
+end
+
+---Create a mock cluster from decoded objects or a prepared seed.
+---@param opts? {objects?: table[], seed?: MockSeed, clock?: MockClock, null?: any, array_mt?: table, this_node?: string}
+---@return MockCluster
+function M.new(opts)
+  opts = opts or {}
+  local self = empty(opts)
+  local seed = opts.seed
+  if seed then
+    for k, bucket in pairs(seed.store) do self.store[k] = shallow(bucket) end
+    self.rv, self.uids, self.ips = seed.rv, seed.uids, shallow(seed.ips)
+    self.custom, self.custom_kind = seed.custom, seed.custom_kind
+  end
+  if opts.objects then self:_seed_all(opts.objects) end
+  return self
+end
+
+function Cluster:_seed_all(objs)
   -- CRDs first, so custom resources in the same fixture resolve.
   for _, o in ipairs(objs) do
     if type(o) == "table" and o.kind == "CustomResourceDefinition" then
@@ -91,7 +127,11 @@ function M.new(opts)
       self:_seed(o)
     end
   end
-  return self
+end
+
+-- Deep copy keeping the null sentinel itself.
+function Cluster:_copy(v)
+  return copy(v, self.null)
 end
 
 --- Kinds -----------------------------------------------------------------
@@ -190,7 +230,7 @@ function Cluster:_service_ip(info, obj, old)
   if (want == nil or want == "") and old then
     want = validate.get(old, "spec", "clusterIP")   -- PUT keeps it
     spec.clusterIP = want
-    spec.clusterIPs = copy(validate.get(old, "spec", "clusterIPs"))
+    spec.clusterIPs = self:_copy(validate.get(old, "spec", "clusterIPs"))
   end
   if want == "None" then
     if spec.clusterIPs == nil then spec.clusterIPs = { "None" } end
@@ -338,9 +378,17 @@ function Cluster:_count(kind)
 end
 
 -- Write a status (a separate write, as a controller's would be).
+-- Stored objects are never modified in place (clusters made from one
+-- seed share them), so this stores a new object: a shallow copy with
+-- its own metadata and the new status.
 function Cluster:_set_status(info, obj, status)
-  obj.status = status
-  self:_put(info, obj)
+  local new = {}
+  for k, v in pairs(obj) do new[k] = v end
+  local md = {}
+  for k, v in pairs(obj.metadata) do md[k] = v end
+  new.metadata, new.status = md, status
+  self:_put(info, new)
+  return new
 end
 
 -- Run the controllers after a write of `obj` (the stored table).
@@ -412,7 +460,7 @@ function Cluster:_seed(o)
           "metadata.name", 3)
   end
   local info = self:_resolve(o.apiVersion .. "/" .. o.kind)
-  local obj = copy(o)
+  local obj = self:_copy(o)
   local md = obj.metadata
   md.namespace = norm_ns(info, md.namespace)
   if md.uid == nil then md.uid = self:_next_uid() end
@@ -431,7 +479,8 @@ function Cluster:_seed(o)
   if obj.status == nil then
     local before = md.resourceVersion
     self:_reconcile(info, obj)
-    md.resourceVersion = before
+    local cur = self:_lookup(info, md.name, md.namespace)
+    cur.metadata.resourceVersion = before   -- ours: made just now
   end
 end
 
@@ -449,9 +498,9 @@ function Cluster:apply(obj, opts)
   local old = self:_lookup(info, md.name, ns)
   if not old then
     local new = self:_new_object(info, obj)
-    if dry then return copy(new), "created" end
+    if dry then return self:_copy(new), "created" end
     self:_put(info, new)
-    local out = copy(new)
+    local out = self:_copy(new)
     self:_reconcile(info, new)
     return out, "created"
   end
@@ -462,22 +511,24 @@ function Cluster:apply(obj, opts)
   if md.uid ~= nil and md.uid ~= self.null and md.uid ~= old.metadata.uid then
     raise(errors.uid_conflict(md.uid, old.metadata.uid))
   end
-  local applied = copy(obj)
+  -- The merge copies what it takes, so a shallow view will do.
+  local applied = shallow(obj)
   if info.status then applied.status = nil end
+  applied.metadata = shallow(md)
   for _, f in ipairs(SERVER_META) do applied.metadata[f] = nil end
   applied.metadata.namespace = nil
   local new = merge.apply(old, applied, { kind = info.kind, null = self.null,
                                           array_mt = self.array_mt })
   keep_server_meta(new, old)
   self:_prepare(info, new, old)
-  if equal(new, old) then return copy(old), "unchanged" end
+  if equal(new, old) then return self:_copy(old), "unchanged" end
   self:_admit_update(info, old, new)
   if info.gen and spec_changed(new, old) then
     new.metadata.generation = (old.metadata.generation or 0) + 1
   end
-  if dry then return copy(new), "configured" end
+  if dry then return self:_copy(new), "configured" end
   self:_put(info, new)
-  local out = copy(new)
+  local out = self:_copy(new)
   self:_reconcile(info, new)
   return out, "configured"
 end
@@ -492,7 +543,7 @@ function Cluster:get(kind, name, namespace)
   assert(type(name) == "string", "get: name must be a string")
   local obj = self:_lookup(info, name, norm_ns(info, namespace))
   if not obj then return nil end
-  local out = copy(obj)
+  local out = self:_copy(obj)
   local _, av = kinds.parse_arg(kind)
   if av and info.versions then out.apiVersion = av end
   return out
@@ -526,7 +577,7 @@ function Cluster:list(kind, opts)
   end
   table.sort(keys)
   local out = {}
-  for i, k in ipairs(keys) do out[i] = copy(b[k]) end
+  for i, k in ipairs(keys) do out[i] = self:_copy(b[k]) end
   if self.array_mt then setmetatable(out, self.array_mt) end
   return out
 end
@@ -540,7 +591,7 @@ function Cluster:create(obj)
   self:_check_namespace(info, ns)
   local body = obj
   if md.name == nil or md.name == "" then
-    body = copy(obj)
+    body = self:_copy(obj)
     local n = 0
     repeat
       n = n + 1
@@ -552,7 +603,7 @@ function Cluster:create(obj)
   end
   local new = self:_new_object(info, body)
   self:_put(info, new)
-  local out = copy(new)
+  local out = self:_copy(new)
   self:_reconcile(info, new)
   return out
 end
@@ -572,15 +623,15 @@ function Cluster:replace(obj)
   end
   local new = copy(obj, self.null, true)
   keep_server_meta(new, old)
-  if info.status then new.status = copy(old.status) end
+  if info.status then new.status = self:_copy(old.status) end
   self:_prepare(info, new, old)
-  if equal(new, old) then return copy(old) end
+  if equal(new, old) then return self:_copy(old) end
   self:_admit_update(info, old, new)
   if info.gen and spec_changed(new, old) then
     new.metadata.generation = (old.metadata.generation or 0) + 1
   end
   self:_put(info, new)
-  local out = copy(new)
+  local out = self:_copy(new)
   self:_reconcile(info, new)
   return out
 end
@@ -691,7 +742,7 @@ function Cluster:objects()
     local b, keys = self.store[g], {}
     for k in pairs(b) do keys[#keys + 1] = k end
     table.sort(keys)
-    for _, k in ipairs(keys) do out[#out + 1] = copy(b[k]) end
+    for _, k in ipairs(keys) do out[#out + 1] = self:_copy(b[k]) end
   end
   return out
 end
@@ -699,16 +750,21 @@ end
 ---A deep copy of the whole state, for restore().
 ---@return table
 function Cluster:snapshot()
-  return { store = copy(self.store), rv = self.rv, uids = self.uids,
-           ips = copy(self.ips), restarts = copy(self.restarts),
-           stalls = copy(self.stalls) }
+  local store = {}    -- stored objects are immutable: share them
+  for k, bucket in pairs(self.store) do store[k] = shallow(bucket) end
+  return { store = store, rv = self.rv, uids = self.uids,
+           ips = self:_copy(self.ips), restarts = self:_copy(self.restarts),
+           stalls = self:_copy(self.stalls) }
 end
 
 ---Go back to a snapshot (the clock is not rewound).
 ---@param snap table
 function Cluster:restore(snap)
-  self.store, self.ips = copy(snap.store), copy(snap.ips)
-  self.restarts, self.stalls = copy(snap.restarts), copy(snap.stalls)
+  self.store = {}
+  for k, bucket in pairs(snap.store) do self.store[k] = shallow(bucket) end
+  self.ips = self:_copy(snap.ips)
+  self.restarts = self:_copy(snap.restarts)
+  self.stalls = self:_copy(snap.stalls)
   self.rv, self.uids = math.max(self.rv, snap.rv), snap.uids
   self:_refresh_custom()
 end

@@ -17,10 +17,12 @@ local M = {}
 ---@param drop_null? boolean
 ---@return T
 local function copy(v, null, drop_null)
-  if type(v) ~= "table" then return v end
+  if type(v) ~= "table" or v == null then return v end
   local out = {}
   for k, x in pairs(v) do
-    if not (drop_null and x == null and type(k) ~= "number") then
+    if x == null and null ~= nil then
+      if not drop_null or type(k) == "number" then out[k] = x end
+    else
       out[k] = (type(x) == "table") and copy(x, null, drop_null) or x
     end
   end
@@ -176,7 +178,7 @@ end
 function M.apply(existing, applied, opts)
   local ctx = { kind = opts and opts.kind, null = opts and opts.null,
                 array_mt = opts and opts.array_mt }
-  local out = copy(existing)
+  local out = copy(existing, ctx.null)
   merge_map(out, applied, nil, ctx)
   return out
 end
