@@ -4,10 +4,10 @@ PREFIX   ?= /usr/local
 BUILD    ?= build
 CC       ?= cc
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
             -Wno-unused-parameter -Ihost -I$(BUILD) \
             $(shell pkg-config --cflags $(PKGS))
-LDLIBS   += $(shell pkg-config --libs $(PKGS))
+override LDLIBS += $(shell pkg-config --libs $(PKGS))
 
 HOST_SRC := $(filter-out host/main.c,$(wildcard host/*.c))
 HOST_OBJ := $(HOST_SRC:host/%.c=$(BUILD)/host/%.o)
@@ -41,11 +41,11 @@ $(BUILD)/libuphook.a: $(HOST_OBJ) $(BUILD)/embedded.o
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/uphook: $(BUILD)/host/main.o $(BUILD)/libuphook.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libuphook.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libuphook.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Itests/unit -o $@ $< $(BUILD)/libuphook.a $(LDLIBS)
 
 unit: $(UNIT_BIN)
 

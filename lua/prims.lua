@@ -129,6 +129,7 @@ function H.kube_apply(run, objs, opts)
     else
       rollback.record(run, { op = "kube", ref = key, prior = prior })
       stored, action = run.backend:apply(obj, {})
+      run.changed = true
     end
     plan.kube(run, action, key, prior, stored)
     results[#results + 1] = { kind = obj.kind, name = key.name,
@@ -168,6 +169,7 @@ function H.kube_delete(run, kind, name, namespace, opts)
   if not run.plan then
     rollback.record(run, { op = "kube", ref = key, prior = prior })
     run.backend:delete(kinds.gvk(prior), name, namespace)
+    run.changed = true
   end
   plan.kube(run, "deleted", key, prior, nil, opts.allow_data_loss)
   return true
@@ -350,6 +352,7 @@ function H.service_restart(run, name)
   if not run.plan then
     rollback.record(run, { op = "restart", service = name })
     run.backend:restart(name)
+    run.changed = true
   end
   plan.restart(run, name)
 end
@@ -413,6 +416,7 @@ local function change_file(run, root, dir, rel, new, mode)
     else
       ok_or_raise(run.fs.write(dir, rel, new, mode))
     end
+    run.changed = true
   end
   plan.file(run, root .. ":" .. rel, prior, new)
   return true
@@ -573,6 +577,7 @@ function H.config_install(run, downloaded, path, opts)
   if run.plan then return end
   rollback.record_backup(run, root, dir, rel)
   ok_or_raise(run.fs.install(src, dir, rel, opts.mode or "0644"))
+  run.changed = true
 end
 
 --- addon, log, internal ----------------------------------------------------

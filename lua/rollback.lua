@@ -34,7 +34,9 @@ local function journal(run)
   return run.journal
 end
 
----Append a record durably, before the change it describes.
+---Append a record durably, before the change it describes. The caller
+---sets run.changed once the change itself succeeded: a change that
+---failed leaves nothing to undo, so the exit code stays 4.
 ---@param run table
 ---@param rec table
 function M.record(run, rec)
@@ -43,7 +45,6 @@ function M.record(run, rec)
     error("journal: cannot record the change: " .. tostring(err), 0)
   end
   run.records[#run.records + 1] = rec
-  run.changed = true
 end
 
 ---Keep the prior bytes of a file (hard link or copy) and record them.

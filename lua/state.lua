@@ -59,6 +59,7 @@ function M.commit(run, saved)
     ref = { apiVersion = "v1", kind = "ConfigMap", name = cm_name(run.addon),
             namespace = NS }, prior = prior })
   run.backend:apply(obj, {})
+  run.changed = true
 end
 
 --- Lease -----------------------------------------------------------------------

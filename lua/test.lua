@@ -121,6 +121,245 @@ function M.err(fn, pattern)
   return e
 end
 
+--- Hook environments (t.env) ----------------------------------------------
+
+local fixture_cache, source_cache = {}, {}
+local tempdirs = {}
+local C   -- the C families, set by main()
+
+local function dirname(p) return p:match("^(.*)/[^/]*$") or "." end
+local function basename(p) return (p:gsub("/+$", "")):match("([^/]+)$") end
+
+local function resolve(path)
+  if path:sub(1, 1) == "/" then return path end
+  return dirname(current_file) .. "/" .. path
+end
+
+local function read_cached(cache, path, decode)
+  local v = cache[path]
+  if v == nil then
+    local text, err = C.sys.read(path)
+    if not text then error("t.env: cannot read " .. path .. ": "
+      .. tostring(err or "no such file"), 3) end
+    if decode then
+      local ok, objs = pcall(C.yaml.decode_all, text)
+      if not ok then error(path .. ": " .. tostring(objs), 3) end
+      v = objs
+    else v = text end
+    cache[path] = v
+  end
+  return v
+end
+
+--- Wrap a backend and the C families so that env:fail faults fire at
+--- the primitive's change, after what came before it really happened.
+local function faulty(env, backend, c)
+  local function check(on, kind, name, path)
+    for _, f in ipairs(env.faults) do
+      if f.on == on and (f.kind == nil or f.kind == kind)
+         and (f.name == nil or f.name == name)
+         and (f.path == nil or f.path == path) then
+        f.seen = (f.seen or 0) + 1
+        if f.seen > (f.after or 0) then
+          error({ code = f.code or 500, reason = "InternalError",
+            message = f.error or ("injected fault in " .. on) }, 0)
+        end
+      end
+    end
+  end
+  local b = setmetatable({}, { __index = backend })
+  function b:apply(obj, opts)
+    if not (opts and opts.dry_run) then
+      check("kube.apply", obj.kind, obj.metadata and obj.metadata.name)
+    end
+    return backend:apply(obj, opts)
+  end
+  function b:delete(kind, name, ns)
+    check("kube.delete", kind:match("([^/]+)$"), name)
+    return backend:delete(kind, name, ns)
+  end
+  function b:restart(svc)
+    check("service.restart", nil, svc)
+    return backend:restart(svc)
+  end
+  local fs = setmetatable({}, { __index = c.fs })
+  for _, op in ipairs { "write", "remove", "install" } do
+    fs[op] = function(dir, rel, ...)
+      if op == "install" then check("config.install", nil, nil, ...)
+      else
+        local root = env.root_of[dir]
+        check("config." .. op, nil, nil, (root or "?") .. ":" .. rel)
+        if root == "args" then
+          check("config.set_args", nil, rel)
+        end
+      end
+      return c.fs[op](dir, rel, ...)
+    end
+  end
+  local cc = setmetatable({ fs = fs }, { __index = c })
+  return b, cc
+end
+
+local Env = {}
+Env.__index = Env
+
+---A fresh mock world for one hook run (SPEC §6).
+---@param o {addon:string, cluster?:string, state?:table, args?:table,
+---  downloads?:table, files?:table, hostname?:string, timeout?:number,
+---  memory_limit?:integer}
+function M.env(o)
+  assert(type(o) == "table" and type(o.addon) == "string",
+    "t.env: addon (the addon folder) is required")
+  local offline = require "uphook.offline"
+  local env = setmetatable({ o = o, faults = {}, runs = {},
+    dir = resolve(o.addon) }, Env)
+  env.name = basename(env.dir)
+  env.hook_path = env.dir .. "/upgrade.lua"
+  env.source = read_cached(source_cache, env.hook_path)
+  local objs = o.cluster and read_cached(fixture_cache, resolve(o.cluster),
+    true) or {}
+  env.hostname = o.hostname
+  for _, ob in ipairs(objs) do
+    if not env.hostname and type(ob) == "table" and ob.kind == "Node" then
+      env.hostname = ob.metadata.name
+    end
+  end
+  env.hostname = env.hostname or "uphook-test-node"
+  env.backend = offline.cluster(C, objs, env.hostname)
+  local tmp = assert(C.sys.mkdtemp())
+  tempdirs[#tempdirs + 1] = tmp
+  env.roots = { args = tmp .. "/args", bin = tmp .. "/bin",
+    state = tmp .. "/state", addon = env.dir }
+  env.root_of = {}
+  for k, v in pairs(env.roots) do env.root_of[v] = k end
+  for _, d in ipairs { "args", "bin", "state", "journal", "cache" } do
+    assert(C.sys.mkdirs(tmp .. "/" .. d))
+  end
+  env.journal_path = tmp .. "/journal/" .. env.name .. ".journal"
+  env.cache_dir = tmp .. "/cache"
+  for svc, text in pairs(o.args or {}) do
+    assert(C.fs.write(env.roots.args, svc, text))
+  end
+  for path, text in pairs(o.files or {}) do
+    local root, rel = path:match("^(%a+):(.+)$")
+    assert(C.fs.write(env.roots[root], rel, text))
+  end
+  local dl = {}
+  for url, d in pairs(o.downloads or {}) do
+    if type(d) == "string" then d = { file = resolve(d) }
+    elseif d.file then d = { file = resolve(d.file), status = d.status }
+    end
+    dl[url] = d
+  end
+  env.net = offline.net(C, dl)
+  if o.state then env:seed_state(o.state) end
+  return env
+end
+
+function Env:seed_state(st)
+  local data = { version = st.version }
+  if st.params then data.params = C.yaml.encode(st.params) end
+  if st.history then data.history = C.yaml.encode(st.history) end
+  self.backend:apply({ apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = "uphook-" .. self.name, namespace = "kube-system" },
+    data = data }, {})
+end
+
+local function run_hook(env, command, args)
+  local engine = require "uphook.engine"
+  local Report = require "uphook.report"
+  local report = Report.new { capture = true, json = C.json }
+  local backend, c = faulty(env, env.backend, C)
+  local clock = env.backend.clock
+  local code, run = engine.run { command = command, addon = env.name,
+    source = env.source, chunkname = "@" .. env.hook_path,
+    hook_name = env.name .. "/upgrade.lua", argv = args or {},
+    backend = backend, net = env.net, roots = env.roots, c = c,
+    journal_path = env.journal_path, cache_dir = env.cache_dir,
+    hostname = env.hostname, report = report,
+    timeout = env.o.timeout or 60,
+    memory_limit = (env.o.memory_limit or 256) << 20,
+    clock_wall = function() return 1.8e9 + (clock and clock:now() or 0) end,
+    pid = 1 }
+  env.runs[#env.runs + 1] = run
+  return { code = code, error = run.error, log = report.lines,
+    plan = run.entries, trace = run.trace, run = run }
+end
+
+---Run `uphook upgrade` on this env. Returns {code, error, log, plan}.
+function Env:upgrade(args) return run_hook(self, "upgrade", args) end
+---Run `uphook plan` on this env: records the plan, changes nothing.
+function Env:plan(args) return run_hook(self, "plan", args) end
+function Env:get(kind, name, ns) return self.backend:get(kind, name, ns) end
+function Env:list(kind, opts) return self.backend:list(kind, opts or {}) end
+function Env:stall(kind, name, ns) return self.backend:stall(kind, name, ns) end
+function Env:unstall(kind, name, ns)
+  return self.backend:unstall(kind, name, ns)
+end
+
+---The saved addon state: {version, params, history} or nil.
+function Env:state()
+  local cm = self.backend:get("v1/ConfigMap", "uphook-" .. self.name,
+    "kube-system")
+  if not cm or not cm.data then return nil end
+  local d = cm.data
+  return { version = d.version,
+    params = d.params and C.yaml.decode(d.params) or {},
+    history = d.history and C.yaml.decode(d.history) or {} }
+end
+
+function Env:file(path)
+  local root, rel = path:match("^(%a+):(.+)$")
+  assert(root and self.roots[root], "env:file: root:path expected")
+  return C.fs.read(self.roots[root], rel)
+end
+
+function Env:args(service)
+  return C.argsfile.parse(self:file("args:" .. service) or "")
+end
+
+---The recorded calls of a primitive across this env's runs: list of
+---argument lists.
+function Env:calls(name)
+  local out = {}
+  for _, run in ipairs(self.runs) do
+    for _, call in ipairs(run.calls) do
+      if call.name == name then out[#out + 1] = call.args end
+    end
+  end
+  return out
+end
+
+---Inject a fault: {on="kube.apply", kind=, name=, path=, error=, after=n}.
+function Env:fail(f)
+  assert(type(f) == "table" and type(f.on) == "string",
+    "env:fail: {on = \"kube.apply\", ...} expected")
+  self.faults[#self.faults + 1] = f
+end
+
+---Every object of the mock cluster, without server-set fields: compare
+---two snapshots to assert that a rollback restored the cluster exactly.
+function Env:snapshot()
+  local rollback = require "uphook.rollback"
+  local out = {}
+  for _, o in ipairs(self.backend:objects()) do
+    if not (o.kind == "Lease" and o.metadata.name == "uphook-" .. self.name)
+    then
+      local key = string.format("%s/%s/%s/%s", o.apiVersion, o.kind,
+        o.metadata.namespace or "", o.metadata.name)
+      out[key] = rollback.clean(o)
+    end
+  end
+  return out
+end
+
+local function cleanup()
+  for i = #tempdirs, 1, -1 do
+    C.sys.rmtree(tempdirs[i])
+    tempdirs[i] = nil
+  end
+end
+
 --- Runner -------------------------------------------------------------
 
 local function collect(path, loader)
@@ -189,5 +428,80 @@ function M.run(files, opts)
   end
   return results, np, nf, ns
 end
+
+--- `uphook test` ----------------------------------------------------------
+
+local function find_tests(path, out)
+  local kind = C.sys.kind(path)
+  if kind == "file" then
+    out[#out + 1] = path
+  elseif kind == "dir" then
+    for _, name in ipairs(assert(C.sys.listdir(path))) do
+      local p = path .. "/" .. name
+      local k = C.sys.kind(p)
+      if k == "dir" then find_tests(p, out)
+      elseif k == "file" and name:match("_test%.lua$") then
+        out[#out + 1] = p
+      end
+    end
+  else
+    error("uphook test: no such file or folder: " .. path, 0)
+  end
+  return out
+end
+
+local function xml_escape(s)
+  return (tostring(s):gsub("[<>&\"]", { ["<"] = "&lt;", [">"] = "&gt;",
+    ["&"] = "&amp;", ['"'] = "&quot;" }):gsub("[%z\1-\8\11\12\14-\31]", ""))
+end
+
+local function write_junit(path, results, np, nf, ns)
+  local out = { '<?xml version="1.0" encoding="UTF-8"?>',
+    string.format('<testsuite name="uphook" tests="%d" failures="%d" '
+      .. 'skipped="%d">', np + nf + ns, nf, ns) }
+  for _, r in ipairs(results) do
+    out[#out + 1] = string.format('  <testcase classname="%s" name="%s" '
+      .. 'time="%.6f">', xml_escape(r.file), xml_escape(r.name), r.time or 0)
+    if r.skipped then
+      out[#out + 1] = '    <skipped message="' .. xml_escape(r.skipped)
+        .. '"/>'
+    elseif not r.ok then
+      out[#out + 1] = '    <failure message="' .. xml_escape(
+        (r.err or ""):match("^[^\n]*")) .. '">' .. xml_escape(r.err or "")
+        .. "</failure>"
+    end
+    out[#out + 1] = "  </testcase>"
+  end
+  out[#out + 1] = "</testsuite>"
+  local ok, err = C.sys.write(path, table.concat(out, "\n") .. "\n")
+  if not ok then error("--junit: " .. tostring(err), 0) end
+end
+
+---Entry point of `uphook test [path...]`.
+function M.main(o, c)
+  C = c
+  local paths = o.operands
+  if #paths == 0 then paths = { "hooks" } end
+  local files = {}
+  for _, p in ipairs(paths) do find_tests(p, files) end
+  local results, np, nf, ns = M.run(files, {
+    filter = o.filter, clock = c.sandbox.now, after_case = cleanup,
+    loader = function(path)
+      local env = setmetatable({}, { __index = _G })
+      local chunk, err = loadfile(path, "t", env)
+      if not chunk then error(err, 0) end
+      chunk()
+    end,
+    out = function(s) io.stdout:write(s) end,
+  })
+  cleanup()
+  if o.junit then write_junit(o.junit, results, np, nf, ns) end
+  io.stdout:write(string.format("%d passed, %d failed%s\n", np, nf,
+    ns > 0 and (", " .. ns .. " skipped") or ""))
+  return nf == 0 and 0 or 1
+end
+
+---For tests that use t.env outside `uphook test` (dev runner).
+function M.set_modules(c) C = c end
 
 return M

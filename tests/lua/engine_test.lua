@@ -1,0 +1,46 @@
+local t = require "uphook.test"
+
+local function env(extra)
+  local o = { addon = "addons/hello", cluster = "fixtures_hello.yaml" }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return t.env(o)
+end
+
+t.case("upgrade applies and saves state", function()
+  local e = env()
+  local r = e:upgrade { "--color=red" }
+  t.eq(r.code, 0, r.error)
+  t.eq(e:get("ConfigMap", "hello", "default").data.color, "red")
+  t.eq(e:state().version, "1.2.0")
+  t.eq(e:state().params.color, "red")
+end)
+
+t.case("plan changes nothing", function()
+  local e = env()
+  local before = e:snapshot()
+  local r = e:plan {}
+  t.eq(r.code, 0, r.error)
+  t.eq(e:snapshot(), before)
+  t.eq(r.plan[2].action, "configured")
+end)
+
+t.case("a fault rolls back", function()
+  local e = env()
+  local before = e:snapshot()
+  e:fail { on = "kube.apply", kind = "ConfigMap", error = "boom" }
+  local r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.eq(e:snapshot(), before)
+end)
+
+t.case("undeclared parameter is a usage error", function()
+  local r = env():upgrade { "--colour=red" }
+  t.eq(r.code, 2)
+  t.match(r.error, "unknown parameter %-%-colour")
+end)
+
+t.case("choices are enforced", function()
+  local r = env():upgrade { "--color=pink" }
+  t.eq(r.code, 2)
+  t.match(r.error, "must be one of blue, red")
+end)
