@@ -99,8 +99,16 @@ function M.seed(objects, opts)
            custom = b.custom, custom_kind = b.custom_kind }
 end
 
+---@class MockOptions
+---@field objects? table[]     decoded objects to seed (copied)
+---@field seed? MockSeed       a prepared fixture (see M.seed), shared
+---@field clock? MockClock     default: a new clock at 2024-01-01
+---@field null? any            the null value (yaml.null) of the host
+---@field array_mt? table      the metatable marking decoded sequences
+---@field this_node? string    the node uphook runs on (this_node())
+
 ---Create a mock cluster from decoded objects or a prepared seed.
----@param opts? {objects?: table[], seed?: MockSeed, clock?: MockClock, null?: any, array_mt?: table, this_node?: string}
+---@param opts? MockOptions
 ---@return MockCluster
 function M.new(opts)
   opts = opts or {}
@@ -241,8 +249,9 @@ function Cluster:_service_ip(info, obj, old)
     spec.clusterIP = want
   elseif not old and self.ips[want] then
     raise(errors.invalid(info, obj.metadata.name, {
-      string.format('spec.clusterIPs: Invalid value: ["%s"]: failed to ' ..
-        'allocate IP %s: provided IP is already allocated', want, want) }))
+      string.format('spec.clusterIPs: Invalid value: []string{"%s"}: ' ..
+        'failed to allocate IP %s: provided IP is already allocated',
+        want, want) }))
   end
   if spec.clusterIPs == nil then spec.clusterIPs = { want } end
 end

@@ -132,7 +132,8 @@ function M.Job(obj, ts, stalled, _)
     terminating = 0, uncountedTerminatedPods = {},
     conditions = {
       { type = "SuccessCriteriaMet", status = "True",
-        reason = "CompletionsReached", message = "Reached expected number of succeeded pods",
+        reason = "CompletionsReached",
+        message = "Reached expected number of succeeded pods",
         lastProbeTime = ts, lastTransitionTime = ts },
       { type = "Complete", status = "True", reason = "CompletionsReached",
         message = "Reached expected number of succeeded pods",

@@ -9,7 +9,8 @@ local M = {}
 
 ---@class ApiError
 ---@field code integer      HTTP status: 404, 409, 422, 403, 400
----@field reason string     "NotFound" | "AlreadyExists" | "Conflict" | "Invalid" | "Forbidden" | "BadRequest"
+---@field reason string     NotFound, AlreadyExists, Conflict, Invalid,
+---                          Forbidden or BadRequest
 ---@field message string
 ---@field details? table    {causes = {string...}} for Invalid
 local Error = {}

@@ -2,8 +2,10 @@
 --- into, with its messages.
 ---
 --- Field errors are strings "path: Type: detail" as apimachinery prints
---- them; values in "Invalid value:" are JSON as Kubernetes 1.34 prints
---- them (`{"matchLabels":{"app":"x"}}`, `["10.0.0.1"]`).
+--- them. Values in "Invalid value:" are printed the way Kubernetes 1.32
+--- does (Go's %#v: `v1.LabelSelector{MatchLabels:map[string]string{...},
+--- ...}`, `[]string{"10.0.0.1"}`), like the fake API server in
+--- tests/fakes, so the mock and the live path say the same thing.
 local merge = require "uphook.mock.merge"
 
 local M = {}
@@ -89,9 +91,75 @@ local function get(t, ...)
 end
 M.get = get
 
-local function immutable(path, value)
+local function quote(s) return json_string(tostring(s)) end
+
+local function go_map(m)
+  if type(m) ~= "table" then return "map[string]string(nil)" end
+  local keys, parts = {}, {}
+  for k in pairs(m) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for i, k in ipairs(keys) do
+    parts[i] = quote(k) .. ":" .. quote(m[k])
+  end
+  return "map[string]string{" .. table.concat(parts, ", ") .. "}"
+end
+
+local function all_strings(t)
+  for _, v in pairs(t) do
+    if type(v) ~= "string" then return false end
+  end
+  return true
+end
+
+---A value as field.Invalid prints it (Kubernetes 1.32, Go %#v).
+---@param v any
+---@return string
+local function go_value(v)
+  local t = type(v)
+  if v == nil then return "null" end
+  if t == "string" then return quote(v) end
+  if t == "number" or t == "boolean" then return tostring(v) end
+  if t == "table" and all_strings(v) then
+    if merge.is_list(v) then
+      local parts = {}
+      for i, x in ipairs(v) do parts[i] = quote(x) end
+      return "[]string{" .. table.concat(parts, ", ") .. "}"
+    end
+    return go_map(v)
+  end
+  return json(v)
+end
+M.go_value = go_value
+
+---%#v of a metav1.LabelSelector.
+---@param sel table|nil
+---@return string
+local function go_selector(sel)
+  sel = type(sel) == "table" and sel or {}
+  local ex = "[]v1.LabelSelectorRequirement(nil)"
+  if type(sel.matchExpressions) == "table" and sel.matchExpressions[1] then
+    local parts = {}
+    for i, e in ipairs(sel.matchExpressions) do
+      local vals = "[]string(nil)"
+      if type(e.values) == "table" then
+        local vs = {}
+        for j, x in ipairs(e.values) do vs[j] = quote(x) end
+        vals = "[]string{" .. table.concat(vs, ", ") .. "}"
+      end
+      parts[i] = string.format(
+        "v1.LabelSelectorRequirement{Key:%s, Operator:%s, Values:%s}",
+        quote(e.key or ""), quote(e.operator or ""), vals)
+    end
+    ex = "[]v1.LabelSelectorRequirement{" .. table.concat(parts, ", ") .. "}"
+  end
+  return string.format("v1.LabelSelector{MatchLabels:%s, " ..
+    "MatchExpressions:%s}", go_map(sel.matchLabels), ex)
+end
+M.go_selector = go_selector
+
+local function immutable(path, shown)
   return string.format("%s: Invalid value: %s: field is immutable", path,
-                       json(value))
+                       shown)
 end
 
 -- Spec selector vs template labels (apps and batch validation).
@@ -106,7 +174,7 @@ local function check_selector(obj, kind, errs)
                     or {}) do
     if labels[k] ~= v then
       errs[#errs + 1] = "spec.template.metadata.labels: Invalid value: " ..
-        json(labels) .. ": `selector` does not match template `labels`"
+        go_map(labels) .. ": `selector` does not match template `labels`"
       return
     end
   end
@@ -140,7 +208,7 @@ local function check_name(kind, group, name, errs)
     if name == "." or name == ".." or name:find("[/%%]") then
       errs[#errs + 1] = string.format(
         'metadata.name: Invalid value: %s: may not contain "/" or "%%"',
-        json(name))
+        quote(name))
     end
     return
   end
@@ -156,7 +224,7 @@ local function check_name(kind, group, name, errs)
   end
   if bad then
     errs[#errs + 1] = string.format("metadata.name: Invalid value: %s: %s",
-                                    json(name), bad)
+                                    quote(name), bad)
   end
 end
 
@@ -174,7 +242,7 @@ function M.create(info, obj)
     if type(plural) ~= "string" or type(group) ~= "string"
         or obj.metadata.name ~= plural .. "." .. group then
       errs[#errs + 1] = string.format('metadata.name: Invalid value: %s: ' ..
-        'must be spec.names.plural+"."+spec.group', json(obj.metadata.name))
+        'must be spec.names.plural+"."+spec.group', quote(obj.metadata.name))
     end
   end
   return errs
@@ -196,14 +264,15 @@ function update.StorageClass(old, new, errs)
                       "reclaimPolicy are forbidden."
   end
   if old.volumeBindingMode ~= new.volumeBindingMode then
-    errs[#errs + 1] = immutable("volumeBindingMode", new.volumeBindingMode)
+    errs[#errs + 1] = immutable("volumeBindingMode",
+                                go_value(new.volumeBindingMode))
   end
 end
 
 local function selector_immutable(old, new, errs)
   local a, b = get(old, "spec", "selector"), get(new, "spec", "selector")
   if not equal(a, b) then
-    errs[#errs + 1] = immutable("spec.selector", b)
+    errs[#errs + 1] = immutable("spec.selector", go_selector(b))
   end
 end
 
@@ -215,8 +284,8 @@ update.DaemonSet = update.Deployment
 update.ReplicaSet = update.Deployment
 
 local STS_MUTABLE = { replicas = true, ordinals = true, template = true,
-  updateStrategy = true, revisionHistoryLimit = true,
-  persistentVolumeClaimRetentionPolicy = true, minReadySeconds = true }
+  updateStrategy = true, persistentVolumeClaimRetentionPolicy = true,
+  minReadySeconds = true }
 
 function update.StatefulSet(old, new, errs)
   check_selector(new, "StatefulSet", errs)
@@ -226,8 +295,8 @@ function update.StatefulSet(old, new, errs)
       if not STS_MUTABLE[k] and not equal(v, pair[2][k]) then
         errs[#errs + 1] = "spec: Forbidden: updates to statefulset spec " ..
           "for fields other than 'replicas', 'ordinals', 'template', " ..
-          "'updateStrategy', 'revisionHistoryLimit', " ..
-          "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' " ..
+          "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' " ..
+          "and 'minReadySeconds' " ..
           "are forbidden"
         return
       end
@@ -239,7 +308,8 @@ function update.Job(old, new, errs)
   selector_immutable(old, new, errs)
   local a, b = get(old, "spec", "template"), get(new, "spec", "template")
   if not equal(a, b) then
-    errs[#errs + 1] = immutable("spec.template", b)
+    errs[#errs + 1] = immutable("spec.template",
+                                "core.PodTemplateSpec" .. json(b))
   end
 end
 
@@ -252,7 +322,7 @@ function update.Service(old, new, errs)
   if a and a ~= "" and b ~= a then
     local ips = get(new, "spec", "clusterIPs")
     if type(ips) ~= "table" or ips[1] ~= b then ips = { b } end
-    errs[#errs + 1] = "spec.clusterIPs[0]: Invalid value: " .. json(ips) ..
+    errs[#errs + 1] = "spec.clusterIPs[0]: Invalid value: " .. go_value(ips) ..
                       ": may not change once set"
   end
 end
@@ -289,9 +359,9 @@ function update.PersistentVolumeClaim(old, new, errs)
     for _, k in ipairs(keys) do
       if not equal(a[k], b[k]) then
         diff[#diff + 1] = string.format("- \t%s: %s,", go_field(k),
-                                        json(a[k]))
+                                        go_value(a[k]))
         diff[#diff + 1] = string.format("+ \t%s: %s,", go_field(k),
-                                        json(b[k]))
+                                        go_value(b[k]))
       end
     end
     diff[#diff + 1] = "  }\n"
@@ -330,17 +400,19 @@ update.Secret = immutable_data
 
 function update.RoleBinding(old, new, errs)
   if not equal(old.roleRef, new.roleRef) then
-    errs[#errs + 1] = "roleRef: Invalid value: " .. json(new.roleRef) ..
-                      ": cannot change roleRef"
+    local r = type(new.roleRef) == "table" and new.roleRef or {}
+    errs[#errs + 1] = string.format("roleRef: Invalid value: " ..
+      "rbac.RoleRef{APIGroup:%s, Kind:%s, Name:%s}: cannot change roleRef",
+      quote(r.apiGroup or ""), quote(r.kind or ""), quote(r.name or ""))
   end
 end
 update.ClusterRoleBinding = update.RoleBinding
 
 function update.CustomResourceDefinition(old, new, errs)
   local a, b = get(old, "spec", "scope"), get(new, "spec", "scope")
-  if a ~= b then errs[#errs + 1] = immutable("spec.scope", b) end
+  if a ~= b then errs[#errs + 1] = immutable("spec.scope", go_value(b)) end
   a, b = get(old, "spec", "group"), get(new, "spec", "group")
-  if a ~= b then errs[#errs + 1] = immutable("spec.group", b) end
+  if a ~= b then errs[#errs + 1] = immutable("spec.group", go_value(b)) end
 end
 
 ---Field errors for changing `old` into `new` (both full objects).
