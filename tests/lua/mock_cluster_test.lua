@@ -4,6 +4,10 @@ local cluster = require "uphook.mock.cluster"
 
 local NS = "kube-system"
 
+-- CPU time, where the runner has os (the dev runner and a trusted
+-- state); in a hook sandbox the timing checks are skipped.
+local cpu = os and os.clock or function() return 0 end
+
 local function deployment(image, extra)
   local d = {
     apiVersion = "apps/v1", kind = "Deployment",
@@ -813,10 +817,10 @@ t.case("a stalled rollout times out in mock time, not real time", function()
   t.eq(d.status.observedGeneration, d.metadata.generation)
   t.eq(d.status.updatedReplicas, 1)
   t.ok(not rolled_out(d))
-  local c0, t0 = os.clock(), b:now()
+  local c0, t0 = cpu(), b:now()
   local ok, last = b:watch("apps/v1/Deployment", "hostpath-provisioner", NS,
                            rolled_out, 300)
-  local real = os.clock() - c0
+  local real = cpu() - c0
   t.eq(ok, false)
   t.eq(last.status.updatedReplicas, 1)
   t.eq(b:now() - t0, 300)
@@ -860,10 +864,10 @@ end)
 
 t.case("sleep and now use the mock clock", function()
   local b = new()
-  local c0, t0 = os.clock(), b:now()
+  local c0, t0 = cpu(), b:now()
   b:sleep(3600)
   t.eq(b:now() - t0, 3600)
-  t.ok(os.clock() - c0 < 0.01)
+  t.ok(cpu() - c0 < 0.01)
   local clock = require("uphook.mock.clock").new{ start = 0 }
   local b2 = new{ clock = clock }
   t.eq(b2:now(), 0)
@@ -935,7 +939,7 @@ end)
 -- apply, one rollout wait.
 local function rate(make)
   local upgraded = deployment("cdkbot/hostpath-provisioner:1.4.2")
-  local n, c0 = 0, os.clock()
+  local n, c0 = 0, cpu()
   repeat
     for _ = 1, 100 do
       local b = make()
@@ -944,17 +948,21 @@ local function rate(make)
                      rolled_out, 300))
     end
     n = n + 100
-  until os.clock() - c0 > 0.3
-  return n / (os.clock() - c0)
+  until cpu() - c0 > 0.3
+  return n / (cpu() - c0)
 end
 
-t.case("speed: clusters of 10 objects + apply + watch per second",
+if not (os and os.clock) then
+  t.skip("speed: clusters of 10 objects + apply + watch per second",
+         "no os.clock here")
+else t.case("speed: clusters of 10 objects + apply + watch per second",
 function()
   local objs, seed = fixture(), cluster.seed(fixture())
   local r1 = rate(function() return cluster.new{ objects = objs } end)
   local r2 = rate(function() return cluster.new{ seed = seed } end)
-  print(string.format("    mock cluster, 10 objects + apply + watch: " ..
+  local say = print or function() end
+  say(string.format("    mock cluster, 10 objects + apply + watch: " ..
     "%.0f/s from objects, %.0f/s from a prepared seed (CPU time)", r1, r2))
   t.ok(r1 > 1000, "too slow: " .. r1)
   t.ok(r2 > 2000, "too slow: " .. r2)
-end)
+end) end
