@@ -30,6 +30,11 @@ class Server(ThreadingHTTPServer):
     request_queue_size = 128
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address):
+        # a client that gives up the TLS handshake or hangs up is no server bug
+        if not isinstance(sys.exc_info()[1], (ssl.SSLError, OSError)):
+            ThreadingHTTPServer.handle_error(self, request, client_address)
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
