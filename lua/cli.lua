@@ -42,7 +42,7 @@ local function layout(o, c, addon)
   return L
 end
 
-local function backend_for(o, c, report)
+function M.backend_for(o, c, report)
   if o.offline then
     local text = must(c.sys.read(o.offline), "no fixture " .. o.offline)
     local ok, objs = pcall(c.yaml.decode_all, text)
@@ -113,7 +113,7 @@ local function upgrade(o, c, report)
   end
   local lock, lerr = node_lock(o, c, o.command)
   if not lock then report:error(lerr); return engine.LOCKED end
-  local backend, net = backend_for(o, c, report)
+  local backend, net = M.backend_for(o, c, report)
   local argv = {}
   for i = 2, #o.operands do argv[#argv + 1] = o.operands[i] end
   local code, run = engine.run { command = o.command, addon = addon.name,
@@ -139,7 +139,7 @@ local function recover(o, c, report)
   local lock, lerr = node_lock(o, c, "recover")
   if not lock then report:error(lerr); return engine.LOCKED end
   local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}
-  local run = { addon = o.addon.name, backend = (backend_for(o, c, report)),
+  local run = { addon = o.addon.name, backend = (M.backend_for(o, c, report)),
     roots = begin.roots or L.roots, fs = c.fs, report = report,
     journal_lib = c.journal, journal_path = L.journal_path }
   if torn then report:log("warn", "the journal's last record was torn "

@@ -1,0 +1,81 @@
+--- uphook.list: every addon found, with its repository, whether it is
+--- enabled, the installed version, the hook's target and whether an
+--- upgrade is possible (`uphook list [--output json]`).
+local hookload = require "uphook.hookload"
+local semver = require "semver"
+local state = require "uphook.state"
+
+local M = {}
+
+-- check_status names a resource the way `kubectl get` does
+local RESOURCE_KINDS = { pod = "v1/Pod", service = "v1/Service",
+  ["deployment.apps"] = "apps/v1/Deployment",
+  ["daemonset.apps"] = "apps/v1/DaemonSet",
+  ["statefulset.apps"] = "apps/v1/StatefulSet",
+  deployment = "apps/v1/Deployment", daemonset = "apps/v1/DaemonSet",
+  storageclass = "storage.k8s.io/v1/StorageClass",
+  ["storageclass.storage.k8s.io"] = "storage.k8s.io/v1/StorageClass",
+  namespace = "v1/Namespace", configmap = "v1/ConfigMap" }
+
+---Is the addon enabled? As MicroK8s does: an object named by
+---check_status exists (its name is a prefix, like `kubectl get all`).
+local function enabled(backend, check)
+  local res, name = (check or ""):match("^([%w%.]+)/(.+)$")
+  local kind = res and RESOURCE_KINDS[res:lower()]
+  if not kind then return nil end
+  local ok, objs = pcall(backend.list, backend, kind, {})
+  if not ok then return nil end
+  for _, o in ipairs(objs) do
+    if o.metadata.name:sub(1, #name) == name then return true end
+  end
+  return false
+end
+
+local function row(o, c, backend, a, report)
+  local r = { repo = a.repo, name = a.name, hook = a.hook ~= nil }
+  r.enabled = enabled(backend, a.check_status)
+  if a.hook then
+    local info, err = hookload.load(c, a.hook, a.name .. "/upgrade.lua")
+    if info then
+      r.target, r.from_range = info.version, info.from
+    else
+      r.error = err
+    end
+  end
+  local ok, st = pcall(state.read, { backend = backend, addon = a.name,
+    yaml = c.yaml, report = report })
+  r.installed = ok and st and st.version or nil
+  if r.installed and r.target then
+    local okc, cmp = pcall(semver.compare, r.installed, r.target)
+    r.upgradable = okc and cmp < 0
+      and semver.satisfies(r.installed, r.from_range) or false
+  else
+    r.upgradable = false
+  end
+  return r
+end
+
+function M.main(o, c, report)
+  local backend = require("uphook.cli").backend_for(o, c, report)
+  local rows = {}
+  for _, a in ipairs(o.addons or {}) do
+    rows[#rows + 1] = row(o, c, backend, a, report)
+  end
+  if o.output == "json" then
+    for _, r in ipairs(rows) do io.stdout:write(c.json.encode(r), "\n") end
+    return 0
+  end
+  local fmt = "%-14s %-22s %-8s %-10s %-10s %s\n"
+  io.stdout:write(string.format(fmt, "REPO", "ADDON", "ENABLED",
+    "INSTALLED", "HOOK", "UPGRADE"))
+  for _, r in ipairs(rows) do
+    io.stdout:write(string.format(fmt, r.repo, r.name,
+      r.enabled == nil and "?" or (r.enabled and "yes" or "no"),
+      r.installed or "-", r.target or (r.hook and "error" or "none"),
+      r.upgradable and ("yes -> " .. r.target) or "no"))
+    if r.error then io.stderr:write("  ", r.error, "\n") end
+  end
+  return 0
+end
+
+return M
