@@ -1,0 +1,77 @@
+# End-to-end tests of the command line: lookup, the fallback message,
+# legacy scripts, exit codes, parameters, help and version.
+. tests/cli/lib.sh
+
+R1="$TMP/core"; R2="$TMP/community"
+make_repo "$R1" hello legacy nohook both
+make_repo "$R2" both
+cp tests/lua/addons/hello/upgrade.lua "$R1/addons/hello/"
+cp tests/lua/addons/hello/upgrade.lua "$R1/addons/both/"
+cp tests/lua/addons/hello/upgrade.lua "$R2/addons/both/"
+cat > "$R1/addons/legacy/upgrade" <<'SH'
+#!/bin/sh
+echo "legacy upgrade called with: $*"
+exit 7
+SH
+chmod +x "$R1/addons/legacy/upgrade"
+printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n' > "$TMP/cluster.yaml"
+U="$UPHOOK --addons $R1 --addons $R2 --offline $TMP/cluster.yaml --state-dir $TMP/state"
+
+run $UPHOOK version
+expect "version prints the version" 0 '^uphook [0-9]+\.[0-9]+\.[0-9]+'
+run $UPHOOK --help
+expect "--help lists every command" 0 upgrade plan list recover test lint version
+for c in upgrade plan list recover test lint version; do
+  run $UPHOOK $c --help
+  expect "$c --help" 0 "usage: uphook $c"
+done
+run $UPHOOK frobnicate
+expect "unknown command exits 2" 2 "unknown command 'frobnicate'"
+run $UPHOOK --bogus version
+expect "unknown global option exits 2" 2 "unknown option '--bogus'"
+run $UPHOOK --output yaml version
+expect "bad --output value exits 2" 2 "--output must be human or json"
+run $UPHOOK --timeout -3 version
+expect "bad --timeout exits 2" 2 "--timeout needs a non-negative number"
+run $UPHOOK
+expect "no command exits 2 with usage" 2 "usage: uphook"
+
+run $U upgrade nohook
+expect "no hook: exact message, exit 3" 3 '^Upgrade is not supported by nohook$'
+run $U upgrade missing
+expect "unknown addon exits 2" 2 "addon 'missing' not found"
+run $U upgrade both
+expect "ambiguous bare name exits 2 naming choices" 2 "core/both" "community/both"
+run $U upgrade community/both
+expect "repo/name selects a repository" 0 "Upgraded both from 1.1.0 to 1.2.0"
+run $U upgrade legacy --flag x 1.2.3
+expect "legacy upgrade script runs with the args, its exit code is ours" 7 \
+  "legacy upgrade called with: --flag x 1.2.3"
+run $U plan legacy
+expect "plan of a legacy script says it cannot" 4 "cannot plan legacy"
+
+run $U upgrade hello --colour=red
+expect "undeclared --name exits 2" 2 "unknown parameter --colour"
+run $U upgrade hello --color pink
+expect "value outside choices exits 2" 2 "must be one of blue, red"
+run $U upgrade hello --color
+expect "--name without a value exits 2" 2 "needs a value"
+run $U plan hello --color red
+expect "plan prints the change and the summary" 0 \
+  "Plan for hello 1.1.0 -> 1.2.0" "\+ ConfigMap default/hello \(created\)" \
+  "Summary: 1 created"
+run $U upgrade hello --color red
+expect "upgrade with --name value" 0 "hello created" "Upgraded hello"
+run $U --output json plan hello
+expect "--output json plan is one JSON event per line" 0 '"event":"plan"' \
+  '"action":"created"'
+
+# the offline cluster is fresh per run; a hook already at its version
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-hello, namespace: kube-system}\ndata: {version: 1.2.0}\n' > "$TMP/at.yaml"
+run $UPHOOK --addons $R1 --offline "$TMP/at.yaml" upgrade hello
+expect "already at the version: exit 0, nothing run" 0 "already at 1.2.0"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-hello, namespace: kube-system}\ndata: {version: 0.9.0}\n' > "$TMP/old.yaml"
+run $UPHOOK --addons $R1 --offline "$TMP/old.yaml" upgrade hello
+expect "a version outside from exits 4" 4 "0.9.0 cannot be upgraded"
+
+finish

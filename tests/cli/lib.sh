@@ -1,0 +1,49 @@
+# Shared helpers for the CLI end-to-end suites: run the real binary,
+# check its exit code and output, count, and end with "N passed, N failed".
+: "${UPHOOK:=$(pwd)/build/uphook}"
+PASSED=0; FAILED=0
+TMP=$(mktemp -d /tmp/uphook-cli.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+OUT="$TMP/out"
+
+# run CMD...: run and keep the exit code in RC, output in $OUT
+run() { "$@" >"$OUT" 2>&1; RC=$?; }
+
+ok() { PASSED=$((PASSED + 1)); echo "ok   $1"; }
+not_ok() { FAILED=$((FAILED + 1)); echo "FAIL $1"; sed 's/^/    | /' "$OUT" | head -n 20; }
+
+# expect NAME RC [PATTERN...]: the last run exited RC and printed each
+# PATTERN (grep -E)
+expect() {
+  name=$1; want=$2; shift 2
+  if [ "$RC" != "$want" ]; then
+    echo "    exit $RC, wanted $want" >>"$OUT"; not_ok "$name"; return
+  fi
+  for p in "$@"; do
+    if ! grep -qE -- "$p" "$OUT"; then
+      echo "    no match for: $p" >>"$OUT"; not_ok "$name"; return
+    fi
+  done
+  ok "$name"
+}
+
+# refute NAME PATTERN: the last output does not match
+refute() {
+  if grep -qE -- "$2" "$OUT"; then not_ok "$1"; else ok "$1"; fi
+}
+
+# make_repo DIR NAME...: an addon repository with those addons
+make_repo() {
+  dir=$1; shift
+  mkdir -p "$dir/addons"
+  { echo "microk8s-addons:"; echo "  addons:"
+    for n in "$@"; do
+      mkdir -p "$dir/addons/$n"
+      printf '    - name: %s\n      description: %s\n      version: 1.0.0\n      check_status: deployment.apps/%s\n' "$n" "$n" "$n"
+    done; } > "$dir/addons.yaml"
+}
+
+finish() {
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+}
