@@ -302,8 +302,9 @@ class State:
                                                       field_paths(obj))]
             if rt.kind == "CustomResourceDefinition":
                 self._crd_status(obj)
-            if rt.kind == "Service" and obj["spec"].get("clusterIP") not in (None, "None"):
-                self.ips.add(obj["spec"]["clusterIP"])
+            ip = obj["spec"].get("clusterIP") if rt.kind == "Service" else None
+            if ip and ip != "None":
+                (self.ips.discard if dry else self.ips.add)(ip)
             return 201, self._commit(rt, ns, name, None, obj, dry)
 
     def _commit(self, rt, ns, name, old, new, dry):
@@ -532,7 +533,6 @@ class State:
                  "message": "the initial names have been accepted", "lastTransitionTime": ts}],
             "storedVersions": sorted(set((st.get("storedVersions") or []) + storage))}
         spec.setdefault("conversion", {"strategy": "None"})
-        self._crd_register(obj)
 
     def _crd_register(self, obj):
         spec, name = obj["spec"], obj["metadata"]["name"]
@@ -559,6 +559,8 @@ class State:
 
     # ---- workload controller
     def _after_write(self, rt, ns, name, old, new):
+        if rt.kind == "CustomResourceDefinition":
+            self._crd_register(new)
         if rt.kind in WORKLOADS and not self._seeding_status and (old is None or old["metadata"]["generation"] !=
                                      new["metadata"]["generation"]):
             self.schedule_rollout(rt, ns, name)

@@ -354,8 +354,11 @@ def run(k):
                     "names": {"plural": "gadgets", "kind": "Gadget"},
                     "versions": [{"name": "v1beta1", "served": True, "storage": False},
                                  {"name": "v1", "served": True, "storage": True}]}}
-    code, body, _ = k.apply("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                            "gadgets.example.com", crd)
+    crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com"
+    k.apply(crd_path, crd, extra="&dryRun=All")
+    code, _, _ = k.req("GET", "/apis/example.com/v1/gadgets")
+    check("dry-run CRD serves nothing", code == 404)
+    code, body, _ = k.apply(crd_path, crd)
     conds = {c["type"]: c["status"] for c in body.get("status", {}).get("conditions", [])}
     check("CRD gets Established=True", conds.get("Established") == "True", body)
     code, body, _ = k.req("GET", "/apis/example.com")
