@@ -28,16 +28,32 @@ local function copy(v, null)
 end
 M.copy = copy
 
----A mock cluster from decoded objects (copied: the caller's stay intact).
-function M.cluster(c, objects, hostname)
+local function opts(c, hostname)
+  return { null = c.yaml.null, array_mt = getmetatable(c.yaml.array({})),
+    this_node = hostname }
+end
+
+local function objects_of(c, objects)
   local objs = {}
   for _, o in ipairs(objects or {}) do
     if type(o) == "table" and o ~= c.yaml.null then
       objs[#objs + 1] = copy(o, c.yaml.null)
     end
   end
-  return cluster.new { objects = objs, null = c.yaml.null,
-    array_mt = getmetatable(c.yaml.array({})), this_node = hostname }
+  return objs
+end
+
+---Prepare fixture objects once for many clusters (uphook test).
+function M.seed(c, objects)
+  return cluster.seed(objects_of(c, objects), opts(c))
+end
+
+---A mock cluster from decoded objects (copied: the caller's stay intact)
+---or from a prepared seed.
+function M.cluster(c, objects, hostname, seed)
+  local o = opts(c, hostname)
+  if seed then o.seed = seed else o.objects = objects_of(c, objects) end
+  return cluster.new(o)
 end
 
 ---Transfers answered from a table: url -> {body=, file=, status=}.

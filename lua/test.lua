@@ -123,7 +123,7 @@ end
 
 --- Hook environments (t.env) ----------------------------------------------
 
-local fixture_cache, source_cache = {}, {}
+local fixture_cache, source_cache, seed_cache = {}, {}, {}
 local tempdirs = {}
 local C   -- the C families, set by main()
 
@@ -225,7 +225,16 @@ function M.env(o)
     end
   end
   env.hostname = env.hostname or "uphook-test-node"
-  env.backend = offline.cluster(C, objs, env.hostname)
+  local seed = nil
+  if o.cluster then
+    local key = resolve(o.cluster)
+    seed = seed_cache[key]
+    if not seed then
+      seed = offline.seed(C, objs)
+      seed_cache[key] = seed
+    end
+  end
+  env.backend = offline.cluster(C, objs, env.hostname, seed)
   local tmp = assert(C.sys.mkdtemp())
   tempdirs[#tempdirs + 1] = tmp
   env.roots = { args = tmp .. "/args", bin = tmp .. "/bin",

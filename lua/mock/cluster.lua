@@ -835,6 +835,17 @@ end
 
 ---Nodes in the shape of SPEC §4 nodes.list(), sorted by name.
 ---@return table[]
+---Is this kind namespaced? nil when the cluster does not know it.
+---@param apiVersion string|nil
+---@param kind string
+---@return boolean|nil
+function Cluster:namespaced(apiVersion, kind)
+  local ok, info = pcall(self._resolve, self,
+    apiVersion and (apiVersion .. "/" .. kind) or kind)
+  if not ok then return nil end
+  return info.namespaced and true or false
+end
+
 function Cluster:nodes()
   local out = {}
   for i, n in ipairs(self:list("Node")) do out[i] = node_info(n) end
