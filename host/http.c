@@ -31,6 +31,7 @@
 #define FETCH_MAX ((uint64_t)16 << 20)
 #define DOWNLOAD_MAX ((uint64_t)2 << 30)
 #define COPY_CHUNK (256 * 1024)
+#define WRITEBACK_STEP ((uint64_t)8 << 20)
 #define MSG_MAX (3 * PATH_MAX)
 
 static double now_mono(void)
@@ -156,6 +157,7 @@ typedef struct sink {
   char *buf;                    /* memory sink */
   size_t len, cap;
   uint64_t bytes, max;
+  uint64_t flushed;             /* writeback started up to here */
   uh_err err;                   /* why sink_write refused */
   int errnum;
 } sink;
@@ -250,6 +252,13 @@ static int sink_write(sink *s, const void *p, size_t n)
       return sink_fail(s, UH_EIO, errno);
     q += w;
     n -= (size_t)w;
+  }
+  /* Start writeback while the transfer goes on, so that the final
+   * fsync does not wait for the whole file. */
+  if (s->bytes - s->flushed >= WRITEBACK_STEP) {
+    sync_file_range(s->fd, (off_t)s->flushed, (off_t)(s->bytes - s->flushed),
+                    SYNC_FILE_RANGE_WRITE);
+    s->flushed = s->bytes;
   }
   return 0;
 }
