@@ -1,0 +1,499 @@
+--- uphook.live: the live backend, a Kubernetes API server over
+--- uphook.c.kube (libcurl, one keep-alive connection).
+---
+--- Implements the Backend of docs/internals.md ("The backend
+--- interface"), mirroring uphook.mock.cluster: the same arguments, the
+--- same results, the same error tables ({code, reason, message} taken
+--- from the server's Status). No policy lives here: permissions, plans,
+--- journaling, rollout rules and the Lease are the engine's.
+---
+--- * Kinds are found through discovery (/api and /apis, aggregated
+---   discovery with the legacy per-group fallback), once per run and
+---   again whenever a kind is missing, so a CRD applied earlier in the
+---   same run becomes usable.
+--- * apply is a server-side apply PATCH (fieldManager=uphook, force);
+---   the action is derived from a GET before and the response.
+--- * watch lists, then watches from the list's resourceVersion, and
+---   relists on 410 Gone or when the stream ends.
+--- * Everything returned is a fresh table decoded from JSON.
+local M = {}
+
+M.AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;" ..
+  "as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;" ..
+  "v=v2beta1;as=APIGroupDiscoveryList,application/json"
+M.REQUEST_TIMEOUT = 30      -- seconds, one request with its retries
+M.APPLY_TYPE = "application/apply-patch+yaml"
+
+---@class LiveError
+---@field code integer
+---@field reason string
+---@field message string
+---@field details? table
+local Error = { __name = "uphook.live.error" }
+Error.__index = Error
+Error.__tostring = function(e) return e.message end
+M.Error = Error
+
+local function api_error(code, reason, message, details)
+  return setmetatable({ code = code, reason = reason, message = message,
+                        details = details }, Error)
+end
+
+local function raise(e) error(e, 0) end
+
+---@class LiveBackend: Backend
+local Live = {}
+Live.__index = Live
+
+---Connect to the cluster of the kubeconfig SPEC §1 names.
+---@param o table options of lua/cli.lua (kubeconfig, snap_data, timeout)
+---@param c table the C families (c.json; c.kube when registered)
+---@param report? table
+---@return LiveBackend|nil backend, string|nil err
+function M.connect(o, c, report)
+  local kube = c.kube or require "uphook.c.kube"
+  local client, err = kube.connect { kubeconfig = o.kubeconfig,
+    snap_data = o.snap_data, home = o.home,
+    kubeconfig_env = o.kubeconfig_env }
+  if not client then return nil, err end
+  local self = setmetatable({ name = "live", kube = kube, client = client,
+    json = c.json, null = c.json.null, report = report,
+    request_timeout = o.request_timeout or M.REQUEST_TIMEOUT,
+    deadline = kube.now() + (o.timeout or 900),
+    snapctl = o.snapctl or os.getenv("UPHOOK_SNAPCTL") or "snapctl",
+    discoveries = 0 }, Live)
+  return self
+end
+
+--- Requests ----------------------------------------------------------------
+
+function Live:_timeout()
+  local left = self.deadline - self.kube.now()
+  return math.max(1, math.min(self.request_timeout, left))
+end
+
+-- One request; connection errors raise their message (it names the
+-- server and the path).
+function Live:_call(method, path, body, ctype, accept)
+  local st, text, ct = self.client:request(method, path, body, ctype,
+    self:_timeout(), accept)
+  if st == nil then raise(text) end
+  return st, text, ct
+end
+
+function Live:_decode(text, method, path)
+  local ok, v = pcall(self.json.decode, text)
+  if not ok or type(v) ~= "table" then
+    raise(string.format("%s %s%s: the API server answered with something "
+      .. "that is not a JSON object", method, self.client:server(), path))
+  end
+  return v
+end
+
+-- The error table for a failed request: the server's Status when it
+-- sent one, else the HTTP status with the URL.
+function Live:_status_error(st, text, method, path)
+  local ok, s = pcall(self.json.decode, text)
+  if ok and type(s) == "table" and s.kind == "Status"
+      and type(s.message) == "string" then
+    return api_error(math.tointeger(s.code) or st, s.reason or "Unknown",
+      s.message, type(s.details) == "table" and s.details or nil)
+  end
+  local snippet = tostring(text):sub(1, 200):gsub("%s+$", "")
+  return api_error(st, "Unknown", string.format("%s %s%s: HTTP %d%s",
+    method, self.client:server(), path, st,
+    snippet ~= "" and (": " .. snippet) or ""))
+end
+
+-- A request whose answer must be one of the `want` statuses: the
+-- decoded body, or nil for a status in `absent` (404 usually).
+function Live:_json(method, path, body, ctype, want, absent)
+  local st, text = self:_call(method, path, body, ctype)
+  if absent and st == absent then return nil, st end
+  if not want[st] then raise(self:_status_error(st, text, method, path)) end
+  return self:_decode(text, method, path), st
+end
+
+local OK = { [200] = true }
+local WRITTEN = { [200] = true, [201] = true }
+local DELETED = { [200] = true, [202] = true }
+
+--- Discovery ---------------------------------------------------------------
+
+-- Record one resource. `preferred`: in the group's preferred version.
+local function add_kind(k, group, version, kind, resource, namespaced,
+                        preferred)
+  local av = group == "" and version or (group .. "/" .. version)
+  local info = { group = group, version = version, kind = kind,
+    resource = resource, namespaced = namespaced, apiVersion = av }
+  local key = av .. "/" .. kind
+  if k.gvk[key] then return end
+  k.gvk[key] = info
+  if preferred and not k.kind[kind] then k.kind[kind] = info end
+  if not k.any[kind] then k.any[kind] = info end
+end
+
+function Live:_discover_aggregated(k)
+  for _, root in ipairs { "/api", "/apis" } do
+    local st, text = self:_call("GET", root, nil, nil, M.AGGREGATED)
+    if st ~= 200 then raise(self:_status_error(st, text, "GET", root)) end
+    local doc = self:_decode(text, "GET", root)
+    if doc.kind ~= "APIGroupDiscoveryList" then return false end
+    for _, g in ipairs(doc.items or {}) do
+      local group = type(g.metadata) == "table" and g.metadata.name or ""
+      for vi, v in ipairs(g.versions or {}) do
+        for _, r in ipairs(v.resources or {}) do
+          local rk = type(r.responseKind) == "table" and r.responseKind.kind
+          if type(rk) == "string" and rk ~= "" then
+            add_kind(k, group, v.version, rk, r.resource,
+              r.scope == "Namespaced", vi == 1)
+          end
+        end
+      end
+    end
+  end
+  return true
+end
+
+function Live:_discover_version(k, group, version, preferred)
+  local path = group == "" and ("/api/" .. version)
+    or ("/apis/" .. group .. "/" .. version)
+  local list = self:_json("GET", path, nil, nil, OK, 404)
+  for _, r in ipairs(list and list.resources or {}) do
+    if type(r.name) == "string" and not r.name:find("/", 1, true) then
+      add_kind(k, group, version, r.kind, r.name, r.namespaced == true,
+        preferred)
+    end
+  end
+end
+
+function Live:_discover_legacy(k)
+  local core = self:_json("GET", "/api", nil, nil, OK)
+  for i, v in ipairs(core.versions or {}) do
+    self:_discover_version(k, "", v, i == 1)
+  end
+  local groups = self:_json("GET", "/apis", nil, nil, OK)
+  for _, g in ipairs(groups.groups or {}) do
+    local pref = type(g.preferredVersion) == "table"
+      and g.preferredVersion.version
+    for _, v in ipairs(g.versions or {}) do
+      self:_discover_version(k, g.name, v.version, v.version == pref)
+    end
+  end
+end
+
+---Map every served kind to its resource (again).
+function Live:discover()
+  local k = { gvk = {}, kind = {}, any = {} }
+  if not self:_discover_aggregated(k) then
+    k = { gvk = {}, kind = {}, any = {} }
+    self:_discover_legacy(k)
+  end
+  self.kinds = k
+  self.discoveries = self.discoveries + 1
+end
+
+-- "Kind", "v1/Kind" or "group/version/Kind" -> apiVersion or nil, Kind
+local function split_kind(arg)
+  local av, kind = arg:match("^(.+)/([^/]+)$")
+  if av then return av, kind end
+  return nil, arg
+end
+
+function Live:_find(av, kind)
+  local k = self.kinds
+  if av then return k.gvk[av .. "/" .. kind] end
+  return k.kind[kind] or k.any[kind]
+end
+
+function Live:_resolve(arg, level)
+  if type(arg) ~= "string" or arg == "" then
+    error("kind must be a non-empty string", (level or 2) + 1)
+  end
+  local av, kind = split_kind(arg)
+  if not self.kinds then self:discover() end
+  local info = self:_find(av, kind)
+  if not info then
+    self:discover()       -- a CRD created since may serve it now
+    info = self:_find(av, kind)
+  end
+  if info then return info end
+  if av then
+    raise(api_error(404, "NotFound", string.format(
+      'no matches for kind "%s" in version "%s"', kind, av)))
+  end
+  raise(api_error(404, "NotFound", string.format(
+    'the server doesn\'t have a resource type "%s"', kind)))
+end
+
+--- Paths -------------------------------------------------------------------
+
+local function esc(s)
+  return (tostring(s):gsub("[^%w%-%._~]", function(ch)
+    return string.format("%%%02X", ch:byte())
+  end))
+end
+M.escape = esc
+
+local function norm_ns(info, ns)
+  if not info.namespaced then return nil end
+  if ns == nil or ns == "" then return "default" end
+  return ns
+end
+
+local function path_of(info, ns, name)
+  local p = info.group == "" and ("/api/" .. info.version)
+    or ("/apis/" .. info.group .. "/" .. info.version)
+  if ns then p = p .. "/namespaces/" .. esc(ns) end
+  p = p .. "/" .. info.resource
+  if name then p = p .. "/" .. esc(name) end
+  return p
+end
+M.path_of = path_of
+
+-- List items come without apiVersion and kind: put them back.
+local function fill(obj, info)
+  if type(obj) == "table" then
+    if obj.kind == nil then obj.kind = info.kind end
+    if obj.apiVersion == nil then obj.apiVersion = info.apiVersion end
+  end
+  return obj
+end
+
+-- Check a request body and resolve its kind (as the mock does).
+function Live:_body(obj, what)
+  if type(obj) ~= "table" then
+    error(what .. ": object must be a table", 3)
+  end
+  if type(obj.apiVersion) ~= "string" or type(obj.kind) ~= "string" then
+    raise(api_error(400, "BadRequest", "Object 'Kind' is missing in "
+      .. "object: apiVersion and kind are required"))
+  end
+  local info = self:_resolve(obj.apiVersion .. "/" .. obj.kind, 3)
+  local md = obj.metadata
+  local named = type(md) == "table" and type(md.name) == "string"
+    and md.name ~= ""
+  if not named and not (what == "create" and type(md) == "table"
+      and type(md.generateName) == "string") then
+    raise(api_error(400, "BadRequest", "resource name may not be empty"))
+  end
+  return info, md, norm_ns(info, md.namespace)
+end
+
+function Live:_encode(obj)
+  local ok, text = pcall(self.json.encode, obj)
+  if not ok then error("cannot encode the object: " .. tostring(text), 0) end
+  return text
+end
+
+--- Reads -------------------------------------------------------------------
+
+---Read one object, or nil when absent.
+function Live:get(kind, name, namespace)
+  local info = self:_resolve(kind)
+  assert(type(name) == "string", "get: name must be a string")
+  local obj = self:_json("GET", path_of(info, norm_ns(info, namespace),
+    name), nil, nil, OK, 404)
+  return obj and fill(obj, info)
+end
+
+local function selector(labels)
+  local keys = {}
+  for k in pairs(labels) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for i, k in ipairs(keys) do keys[i] = k .. "=" .. tostring(labels[k]) end
+  return table.concat(keys, ",")
+end
+
+---List objects of a kind (all namespaces unless opts.namespace).
+function Live:list(kind, opts)
+  local info = self:_resolve(kind)
+  opts = opts or {}
+  local ns = info.namespaced and opts.namespace or nil
+  local path = path_of(info, ns ~= "" and ns or nil)
+  if opts.labels and next(opts.labels) then
+    path = path .. "?labelSelector=" .. esc(selector(opts.labels))
+  end
+  local l = self:_json("GET", path, nil, nil, OK)
+  local items = type(l.items) == "table" and l.items
+    or self.json.array({})
+  for _, o in ipairs(items) do fill(o, info) end
+  return items
+end
+
+---Is the kind namespaced? nil when the server does not serve it.
+function Live:namespaced(apiVersion, kind)
+  local arg = apiVersion and (apiVersion .. "/" .. kind) or kind
+  local ok, info = pcall(self._resolve, self, arg)
+  if ok then return info.namespaced end
+  if getmetatable(info) == Error and info.code == 404 then return nil end
+  error(info, 0)
+end
+
+--- Writes ------------------------------------------------------------------
+
+local VOLATILE = { resourceVersion = true, managedFields = true,
+                   generation = true }
+
+local function same(a, b, top)
+  if a == b then return true end
+  if type(a) ~= "table" or type(b) ~= "table" then return false end
+  for k, v in pairs(a) do
+    if not (top and VOLATILE[k]) and not same(v, b[k]) then return false end
+  end
+  for k in pairs(b) do
+    if not (top and VOLATILE[k]) and a[k] == nil then return false end
+  end
+  return true
+end
+
+-- Would storing `new` over `old` change anything? (a dry run keeps the
+-- resourceVersion, so compare the content)
+local function unchanged(old, new, dry)
+  local om, nm = old.metadata or {}, new.metadata or {}
+  if not dry then return om.resourceVersion == nm.resourceVersion end
+  for k, v in pairs(old) do
+    if k ~= "metadata" and not same(v, new[k]) then return false end
+  end
+  for k in pairs(new) do
+    if k ~= "metadata" and old[k] == nil then return false end
+  end
+  return same(om, nm, true)
+end
+
+---Server-side apply. Returns the stored object and created, configured
+---or unchanged (under dry_run: what the server would store).
+function Live:apply(obj, opts)
+  local info, md, ns = self:_body(obj, "apply")
+  local path = path_of(info, ns, md.name)
+  local prior = self:_json("GET", path, nil, nil, OK, 404)
+  local q = "?fieldManager=uphook&force=true"
+    .. (opts and opts.dry_run and "&dryRun=All" or "")
+  local stored = fill(self:_json("PATCH", path .. q, self:_encode(obj),
+    M.APPLY_TYPE, WRITTEN), info)
+  if not prior then return stored, "created" end
+  if unchanged(prior, stored, opts and opts.dry_run) then
+    return stored, "unchanged"
+  end
+  return stored, "configured"
+end
+
+---POST: create; 409 AlreadyExists when present.
+function Live:create(obj)
+  local info, _, ns = self:_body(obj, "create")
+  return fill(self:_json("POST", path_of(info, ns), self:_encode(obj),
+    "application/json", WRITTEN), info)
+end
+
+---PUT: replace; metadata.resourceVersion, when set, is a precondition.
+function Live:replace(obj)
+  local info, md, ns = self:_body(obj, "replace")
+  return fill(self:_json("PUT", path_of(info, ns, md.name),
+    self:_encode(obj), "application/json", WRITTEN), info)
+end
+
+---DELETE: true when deleted, false when it was absent.
+function Live:delete(kind, name, namespace)
+  local info = self:_resolve(kind)
+  assert(type(name) == "string", "delete: name must be a string")
+  local r = self:_json("DELETE", path_of(info, norm_ns(info, namespace),
+    name) .. "?propagationPolicy=Background", nil, nil, DELETED, 404)
+  return r ~= nil
+end
+
+--- Watch -------------------------------------------------------------------
+
+-- One watch stream from `rv`; returns "done", "relist" or "timeout".
+function Live:_stream(info, base, sel, rv, left, offer)
+  local outcome, err = "relist", nil
+  local path = string.format("%s?watch=1&%s&resourceVersion=%s"
+    .. "&allowWatchBookmarks=true&timeoutSeconds=%d", base, sel, esc(rv),
+    math.max(1, math.ceil(left)))
+  local ok, st, text = self.client:watch(path, left, function(line)
+    local okj, ev = pcall(self.json.decode, line)
+    if not okj or type(ev) ~= "table" or type(ev.object) ~= "table" then
+      return false
+    end
+    local o = ev.object
+    if ev.type == "ERROR" then
+      if o.code ~= 410 then
+        err = api_error(math.tointeger(o.code) or 500, o.reason or "Unknown",
+          o.message or "watch error")
+      end
+      return true
+    end
+    if ev.type == "DELETED" then o = nil else fill(o, info) end
+    if offer(o) then outcome = "done"; return true end
+    return false
+  end)
+  if err then raise(err) end
+  if ok == nil then
+    self.kube.sleep(math.min(0.2, math.max(0, left)))   -- relist
+  elseif ok == false and st ~= 200 and st ~= 410 then
+    raise(self:_status_error(st, text, "GET", path))
+  end
+  return outcome
+end
+
+---Watch one object: fn(obj_or_nil) on the current object and on every
+---change, until fn returns true (true, obj) or `timeout` seconds pass
+---(false, last_obj).
+function Live:watch(kind, name, namespace, fn, timeout)
+  assert(type(fn) == "function", "watch: fn must be a function")
+  local info = self:_resolve(kind)
+  local deadline = self:now() + (timeout or 300)
+  local base = path_of(info, norm_ns(info, namespace))
+  local sel = "fieldSelector=" .. esc("metadata.name=" .. name)
+  local obj, seen, first = nil, nil, true
+  local function offer(o)
+    local rv = o and o.metadata and o.metadata.resourceVersion or false
+    if not first and rv == seen then return false end
+    first, seen, obj = false, rv, o
+    return fn(o) and true or false
+  end
+  while true do
+    local l = self:_json("GET", base .. "?" .. sel, nil, nil, OK)
+    local cur = type(l.items) == "table" and l.items[1] or nil
+    if offer(cur and fill(cur, info)) then return true, obj end
+    local left = deadline - self:now()
+    if left <= 0 then return false, obj end
+    local rv = type(l.metadata) == "table" and l.metadata.resourceVersion
+    if self:_stream(info, base, sel, rv or "0", left, offer) == "done" then
+      return true, obj
+    end
+    if deadline - self:now() <= 0 then return false, obj end
+  end
+end
+
+--- Clock and services --------------------------------------------------------
+
+---Monotonic seconds.
+function Live:now() return self.kube.now() end
+
+---Sleep (really).
+function Live:sleep(seconds) self.kube.sleep(math.max(0, seconds)) end
+
+---snapctl restart microk8s.daemon-<...>; $UPHOOK_SNAPCTL may name a
+---stand-in command.
+function Live:restart(service)
+  assert(type(service) == "string", "restart: service must be a string")
+  local unit = service == "kubelite" and "microk8s.daemon-kubelite"
+    or service
+  local code, err = self.kube.run { self.snapctl, "restart", unit }
+  if code == nil then
+    error(string.format("cannot restart %s: cannot run %s: %s", unit,
+      self.snapctl, tostring(err)), 0)
+  elseif code ~= 0 then
+    error(string.format("cannot restart %s: %s restart %s exited with "
+      .. "status %d", unit, self.snapctl, unit, code), 0)
+  end
+  return true
+end
+
+---The API server's URL.
+function Live:server() return self.client:server() end
+
+function Live:close() self.client:close() end
+
+M.Live = Live
+return M
