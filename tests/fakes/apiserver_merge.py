@@ -291,3 +291,38 @@ def remove_path(obj, path):
                 return True
             cur, field = cur[hit], None
     return False
+
+
+_MISSING = object()
+
+
+def get_path(obj, path):
+    """The value at a field path, or _MISSING."""
+    cur = obj
+    for seg in path:
+        if seg.startswith("f:"):
+            if not isinstance(cur, dict) or seg[2:] not in cur:
+                return _MISSING
+            cur = cur[seg[2:]]
+        else:
+            if not isinstance(cur, list):
+                return _MISSING
+            want = json.loads(seg[2:])
+            keys = list(want)
+            cur = next((it for it in cur if isinstance(it, dict)
+                        and dict(zip(keys, item_key(keys, it))) == want), _MISSING)
+            if cur is _MISSING:
+                return cur
+    return cur
+
+
+def path_str(path):
+    """A field path as structured-merge-diff prints it: .spec.containers[name="x"].image"""
+    out = ""
+    for seg in path:
+        if seg.startswith("f:"):
+            out += "." + seg[2:]
+        else:
+            out += "[" + ",".join("%s=%s" % (k, json.dumps(v))
+                                  for k, v in json.loads(seg[2:]).items()) + "]"
+    return out

@@ -13,7 +13,8 @@ import uuid
 
 import apiserver_kinds as kinds
 from apiserver_merge import (changed_paths, drop_nulls, field_paths, fields_to_paths,
-                             json_patch, merge, paths_to_fields, remove_path)
+                             get_path, json_patch, merge, path_str, paths_to_fields,
+                             remove_path)
 from apiserver_types import (ApiError, RType, already_exists, bad_request, builtin_types,
                              conflict, invalid, namespace_not_found, not_found)
 
@@ -423,6 +424,8 @@ class State:
             base = self.present(rt, old)
             if rt.status and sub != "status":
                 cfg.pop("status", None)
+            if not force:
+                self._check_conflicts(rt, name, base, cfg, paths, others, sub)
             new = merge(base, cfg, keyed=True)
             removed = []
             for p in sorted(prev - paths, key=len):
@@ -444,6 +447,35 @@ class State:
             new.setdefault("metadata", {})["resourceVersion"] = None
             return self.update(rt, ns, name, new, dry, sub=sub, managed=kept + [entry],
                                precondition=False)
+
+    def _check_conflicts(self, rt, name, base, cfg, paths, others, sub):
+        """409 like the real server when another manager owns a field this
+        apply sets to a different value (only without force=true)."""
+        leaves = {p for p in paths if not any(q[:len(p)] == p and q != p for q in paths)
+                  and not isinstance(get_path(cfg, p), dict)}
+        found = []
+        for e in others:
+            if e.get("subresource", "") != (sub or ""):
+                continue
+            for p in sorted(fields_to_paths(e.get("fieldsV1")) & leaves):
+                if get_path(base, p) != get_path(cfg, p):
+                    who = '"%s"' % e.get("manager")
+                    if e.get("operation") == "Update":
+                        who += " using " + e.get("apiVersion", rt.gv)
+                    found.append((who, path_str(p)))
+        if not found:
+            return
+        if len(found) == 1:
+            msg = "Apply failed with 1 conflict: conflict with %s: %s" % found[0]
+        else:
+            lines = []
+            for who in sorted({w for w, _ in found}):
+                lines.append("conflicts with %s:" % who)
+                lines += ["- " + p for w, p in found if w == who]
+            msg = "Apply failed with %d conflicts: %s" % (len(found), "\n".join(lines))
+        raise ApiError(409, "Conflict", msg, {"causes": [
+            {"reason": "FieldManagerConflict", "message": "conflict with " + w, "field": p}
+            for w, p in found]})
 
     def _mf_entry(self, rt, manager, op, paths, sub=None):
         e = {"manager": manager, "operation": op, "apiVersion": rt.gv, "time": now(),

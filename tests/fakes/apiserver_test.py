@@ -193,6 +193,13 @@ def run(k):
     code, body, _ = k.apply(D_PATH + "/web", other, manager="other")
     names = [c["name"] for c in body["spec"]["template"]["spec"]["containers"]]
     check("another manager's container merges by name", names == ["web", "side"], names)
+    clash = json.loads(json.dumps(other))
+    clash["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:2"
+    code, body2, _ = k.req("PATCH", D_PATH + "/web?fieldManager=third", json.dumps(clash),
+                           "application/apply-patch+yaml")
+    check("apply without force over another manager's field: 409 conflict", code == 409 and
+          body2["message"] == 'Apply failed with 1 conflict: conflict with "other": '
+          '.spec.template.spec.containers[name="side"].image', body2)
     mgrs = sorted(m["manager"] for m in body["metadata"]["managedFields"])
     check("managedFields record both managers", mgrs == ["other", "uphook"], mgrs)
 

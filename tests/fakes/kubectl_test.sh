@@ -276,6 +276,23 @@ ctl "$S" DELETE /_fake/faults >/dev/null
 check "request log counts kubectl's requests" '"PATCH /apis/apps/v1/namespaces/demo/deployments/web":[0-9]+' \
   ctl "$S" GET /_fake/requests
 
+# ------------------------------------------------------------- field managers
+cat >"$M/cm-other.yaml" <<'EOF2'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, namespace: demo}
+data: {greeting: bonjour}
+EOF2
+check "another field manager takes a field" "configmap/cfg serverside-applied" \
+  kc "$S" apply --server-side --field-manager=other --force-conflicts -f "$M/cm-other.yaml"
+check_fail "apply without --force-conflicts is a conflict" \
+  'Apply failed with 1 conflict: conflict with "other": .data.greeting' \
+  kc "$S" apply --server-side -f "$M/app.yaml"
+check "--force-conflicts takes it back" "configmap/cfg serverside-applied" \
+  kc "$S" apply --server-side --force-conflicts -f "$M/app.yaml"
+check "the value is kubectl's again" "^hello$" \
+  kc "$S" -n demo get cm cfg -o 'jsonpath={.data.greeting}'
+
 # ------------------------------------------------------------- delete
 check "delete a configmap" 'configmap "cfg" deleted' kc "$S" -n demo delete configmap cfg
 check_fail "the deleted configmap is NotFound" 'configmaps "cfg" not found' kc "$S" -n demo get cm cfg
