@@ -1,5 +1,6 @@
 /* Verified HTTP transfers over libcurl: download into the sha256 cache,
- * fetch into memory, HEAD, and checksum-file parsing.
+ * fetch into memory, HEAD.  Checksum files are parsed in http_sum.c,
+ * progress is drawn by http_progress.c.
  *
  * One transfer loop (xfer_run) serves download, fetch and head.
  * FOLLOWLOCATION is off: every redirect target is checked here against
@@ -21,7 +22,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <jansson.h>
 #include <openssl/evp.h>
 
 #define CONNECT_TIMEOUT_MS 30000L
@@ -305,8 +305,6 @@ static void sink_describe(const sink *s, const char *url, char *msg,
 /* ---------------------------------------------------------------- */
 /* Transfers                                                         */
 
-enum { PROGRESS_NONE, PROGRESS_TTY, PROGRESS_JSON };
-
 typedef struct xfer {
   CURL *c;
   const char *url0;             /* as asked, for messages */
@@ -315,9 +313,7 @@ typedef struct xfer {
   double deadline;              /* monotonic seconds; 0: none */
   int nobody;                   /* HEAD */
   sink *out;                    /* NULL: bodies are discarded */
-  int progress;
-  double t0, tick;
-  int drawn;
+  uh_progress bar;
   long status;
   size_t skipped;               /* body bytes of a 3xx, dropped */
   char errbuf[CURL_ERROR_SIZE];
@@ -338,76 +334,15 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud)
   return sink_write(x->out, p, len) == 0 ? len : 0;
 }
 
-static void human(char *b, size_t n, double v)
-{
-  static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-  int i = 0;
-  while (v >= 1024 && i < 4) {
-    v /= 1024;
-    i++;
-  }
-  snprintf(b, n, i ? "%.1f %s" : "%.0f %s", v, unit[i]);
-}
-
-static void draw_tty(xfer *x, double t, curl_off_t total, curl_off_t now)
-{
-  char got[32], all[32] = "?", rate[32], eta[32] = "--:--";
-  double el = t - x->t0, r = el > 0 ? (double)now / el : 0;
-  human(got, sizeof got, (double)now);
-  human(rate, sizeof rate, r);
-  if (total > 0) {
-    human(all, sizeof all, (double)total);
-    if (r > 0) {
-      long s = (long)((double)(total - now) / r);
-      snprintf(eta, sizeof eta, "%ld:%02ld", s / 60, s % 60);
-    }
-  }
-  fprintf(stderr, "\r\033[K%3d%% %s / %s  %s/s  ETA %s  %.60s",
-          total > 0 ? (int)(now * 100 / total) : 0, got, all, rate, eta,
-          x->url0);
-  x->drawn = 1;
-}
-
-static void emit_json(xfer *x, curl_off_t total, curl_off_t now)
-{
-  json_t *j = json_pack("{s:s, s:s, s:I, s:o}", "event", "progress",
-                        "url", x->url0, "bytes", (json_int_t)now, "total",
-                        total > 0 ? json_integer(total) : json_null());
-  if (j && json_dumpf(j, stdout, JSON_COMPACT) == 0) {
-    fputc('\n', stdout);
-    fflush(stdout);
-  }
-  json_decref(j);
-}
-
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
                        curl_off_t ultotal, curl_off_t ulnow)
 {
   xfer *x = ud;
-  double t = now_mono();
   (void)ultotal;
   (void)ulnow;
-  if (x->status >= 300 || dlnow == 0 ||
-      t - x->tick < (x->progress == PROGRESS_TTY ? 0.2 : 1.0))
-    return 0;
-  x->tick = t;
-  if (x->progress == PROGRESS_TTY)
-    draw_tty(x, t, dltotal, dlnow);
-  else
-    emit_json(x, dltotal, dlnow);
+  if (x->status < 300 && dlnow > 0)
+    uh_progress_update(&x->bar, dltotal, dlnow);
   return 0;
-}
-
-static void progress_end(xfer *x, int ok)
-{
-  if (x->progress == PROGRESS_TTY && x->drawn) {
-    if (ok && x->out)
-      draw_tty(x, now_mono(), (curl_off_t)x->out->bytes,
-               (curl_off_t)x->out->bytes);
-    fputc('\n', stderr);
-  } else if (x->progress == PROGRESS_JSON && ok && x->out) {
-    emit_json(x, (curl_off_t)x->out->bytes, (curl_off_t)x->out->bytes);
-  }
 }
 
 /* One request to url, no redirect followed.  UH_OK also for 3xx/4xx:
@@ -438,7 +373,7 @@ static uh_err xfer_once(xfer *x, const char *url, int plain, char *msg,
   if (x->out && x->out->max < (uint64_t)INT64_MAX)
     curl_easy_setopt(x->c, CURLOPT_MAXFILESIZE_LARGE,
                      (curl_off_t)(x->out->max - x->out->bytes));
-  if (x->progress != PROGRESS_NONE) {
+  if (x->bar.mode != UH_PROGRESS_NONE) {
     curl_easy_setopt(x->c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(x->c, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(x->c, CURLOPT_XFERINFODATA, x);
@@ -519,8 +454,7 @@ static uh_err xfer_run(xfer *x, double deadline_s, char *msg, size_t msglen)
 {
   char cur[UH_HTTP_URLMAX + 1];
   uh_err rc;
-  x->t0 = x->tick = now_mono();
-  x->deadline = deadline_s > 0 ? x->t0 + deadline_s : 0;
+  x->deadline = deadline_s > 0 ? now_mono() + deadline_s : 0;
   if (deadline_s < 0) {
     snprintf(msg, msglen, "%s: deadline passed", x->url0);
     return UH_ETIMEOUT;
@@ -531,7 +465,8 @@ static uh_err xfer_run(xfer *x, double deadline_s, char *msg, size_t msglen)
   }
   snprintf(cur, sizeof cur, "%s", x->url0);
   rc = xfer_follow(x, cur, msg, msglen);
-  progress_end(x, rc == UH_OK);
+  uh_progress_end(&x->bar, rc == UH_OK && x->out,
+                  x->out ? x->out->bytes : 0);
   return rc;
 }
 
@@ -735,7 +670,7 @@ static void opts_read(lua_State *L, opts *o, const char *const *keys,
   if ((p = opt_string(L, "progress", NULL)) != NULL) {
     if (strcmp(p, "tty") != 0 && strcmp(p, "json") != 0)
       luaL_error(L, "option 'progress' must be \"tty\" or \"json\"");
-    o->progress = p[0] == 't' ? PROGRESS_TTY : PROGRESS_JSON;
+    o->progress = p[0] == 't' ? UH_PROGRESS_TTY : UH_PROGRESS_JSON;
   }
   if ((p = opt_string(L, "sha256", NULL)) != NULL) {
     if (strspn(p, "0123456789abcdefABCDEF") != 64 || p[64])
@@ -765,7 +700,7 @@ static uh_err feed_http(const opts *o, sink *s, char *msg, size_t msglen)
   x.allow = &o->allow;
   x.ca_file = o->ca_file;
   x.out = s;
-  x.progress = o->progress;
+  uh_progress_start(&x.bar, o->progress, o->url);
   return xfer_run(&x, o->deadline, msg, msglen);
 }
 

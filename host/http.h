@@ -45,6 +45,21 @@ CURL *uh_http_handle(const char *ca_file, long timeout_ms);
 uh_err uh_checksum_for(const char *text, size_t len, const char *name,
                        size_t namelen, char out[65]);
 
+/* Progress of one transfer (host/http_progress.c), throttled: a bar with
+ * bytes, rate and ETA on stderr, or JSON lines on stdout
+ * {"event":"progress","url":...,"bytes":n,"total":n|null}. */
+enum { UH_PROGRESS_NONE, UH_PROGRESS_TTY, UH_PROGRESS_JSON };
+typedef struct uh_progress {
+  int mode;
+  const char *url;
+  double t0, tick;
+  int drawn;
+} uh_progress;
+void uh_progress_start(uh_progress *p, int mode, const char *url);
+void uh_progress_update(uh_progress *p, long long total, long long now);
+/* Final state: the whole size when ok, and the bar's closing newline. */
+void uh_progress_end(uh_progress *p, int ok, unsigned long long bytes);
+
 int luaopen_uphook_http(lua_State *L);
 
 #endif

@@ -92,18 +92,20 @@ static int l_now(lua_State *l)
   return 1;
 }
 
-/* capture_stdout(fn) -> what fn printed on stdout, fn's results... */
-static int l_capture_stdout(lua_State *l)
+/* capture(fd, fn) -> what fn wrote on fd (1 or 2), fn's 2 results */
+static int l_capture(lua_State *l)
 {
   char path[] = "/tmp/uphook-http-out-XXXXXX", buf[65536];
-  int fd = mkstemp(path), saved = dup(1);
+  int which = (int)luaL_checkinteger(l, 1);
+  int fd = mkstemp(path), saved = dup(which);
   ssize_t n;
   fflush(stdout);
-  dup2(fd, 1);
-  lua_settop(l, 1);
+  dup2(fd, which);
+  lua_settop(l, 2);
   lua_call(l, 0, 2);
   fflush(stdout);
-  dup2(saved, 1);
+  fflush(stderr);
+  dup2(saved, which);
   close(saved);
   n = pread(fd, buf, sizeof buf, 0);
   close(fd);
@@ -218,7 +220,7 @@ static int setup(void)
   static const luaL_Reg helpers[] = {
     { "sha256", l_sha256 }, { "pattern_sha", l_pattern_sha },
     { "files", l_files }, { "now", l_now },
-    { "capture_stdout", l_capture_stdout }, { NULL, NULL }
+    { "capture", l_capture }, { NULL, NULL }
   };
   if (!mkdtemp(root))
     return 0;
@@ -382,7 +384,7 @@ static void test_gzip_bomb_never_expands(void)
 static void test_progress_json(void)
 {
   LUA("fresh()\n"
-      "local out, r = capture_stdout(function()\n"
+      "local out, r = capture(1, function()\n"
       "  return http.download(dopts('/file/200000', pattern_sha(200000),"
       "    {progress = 'json'}))\n"
       "end)\n"
@@ -390,10 +392,17 @@ static void test_progress_json(void)
       "assert(out:find('{\"event\":\"progress\",\"url\":\"' .. BASE"
       "  .. '/file/200000\",\"bytes\":200000,\"total\":200000}', 1, true), out)\n"
       "fresh()\n"
-      "local out2 = capture_stdout(function()\n"
+      "local out2 = capture(1, function()\n"
       "  return http.download(dopts('/file/200', pattern_sha(200)))\n"
       "end)\n"
-      "assert(out2 == '', out2)");
+      "assert(out2 == '', out2)\n"
+      /* tty: a redrawn bar on stderr, closed by a newline */
+      "local err, r3 = capture(2, function()\n"
+      "  return http.download(dopts('/slow', pattern_sha(1), {deadline = 1,"
+      "    progress = 'tty'}))\n"
+      "end)\n"
+      "assert(r3 == nil and err:find('\\r\\27%[K') and err:find('ETA', 1, true)"
+      "  and err:find('/slow', 1, true) and err:sub(-1) == '\\n', err)");
 }
 
 /* ---- failures: clean, naming the URL, nothing left in the cache ---- */
