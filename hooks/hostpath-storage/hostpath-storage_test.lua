@@ -1,0 +1,381 @@
+-- Tests of the hostpath-storage upgrade hook, from the real 1.0.0, 1.1.0
+-- and 1.4.2 manifests (fixtures/, placeholders filled as enable fills
+-- them) to 1.6.0.
+local t = require "uphook.test"
+
+local CLASS = "microk8s-hostpath"
+local NS = "kube-system"
+local DEFAULT = "storageclass.kubernetes.io/is-default-class"
+local VERSIONS = { "1.0.0", "1.1.0", "1.4.2" }
+-- The addon folder as an absolute path. Two harness bugs (lua/test.lua,
+-- see docs/hooks-hostpath-dns.md) rule out the natural `addon = "."`:
+-- the addon is named after the path's last component without normalising
+-- it (Lease "uphook-." is invalid), and a relative folder reaches
+-- addon.read as a relative root ("absolute root directory expected").
+local function addon_dir()
+  local dir = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
+  if dir:sub(1, 1) ~= "/" then
+    dir = (os.getenv("PWD") or ".") .. "/" .. dir
+  end
+  return (dir:gsub("/%./", "/"):gsub("/%.$", ""))
+end
+local ADDON = addon_dir()
+
+local function env(fixture, extra)
+  local o = { addon = ADDON, cluster = "fixtures/cluster-" .. fixture .. ".yaml" }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return t.env(o)
+end
+
+-- Every PV and PVC, whole (resourceVersion and uid included): equal
+-- before and after means nobody wrote to them.
+local function volumes(e)
+  return { pvs = e:list("PersistentVolume"),
+           pvcs = e:list("PersistentVolumeClaim") }
+end
+
+local function class(e) return e:get("StorageClass", CLASS) end
+
+local function image(e)
+  local d = e:get("Deployment", "hostpath-provisioner", NS)
+  return d.spec.template.spec.containers[1].image, d
+end
+
+local function env_of(dep)
+  local out = {}
+  for _, v in ipairs(dep.spec.template.spec.containers[1].env) do
+    out[v.name] = v.value or "(from " .. next(v.valueFrom) .. ")"
+  end
+  return out
+end
+
+-- The ClusterRole's rules as "group/resource" -> set of verbs.
+local function rules(e)
+  local out = {}
+  for _, r in ipairs(e:get("ClusterRole", CLASS).rules) do
+    for _, res in ipairs(r.resources) do
+      local key = (r.apiGroups[1] or "") .. "/" .. res
+      out[key] = out[key] or {}
+      for _, v in ipairs(r.verbs) do out[key][v] = true end
+    end
+  end
+  return out
+end
+
+local function upgraded(e, r)
+  t.eq(r.code, 0, r.error)
+  local sc = class(e)
+  t.eq(sc.provisioner, "microk8s.io/hostpath")
+  t.eq(sc.volumeBindingMode, "WaitForFirstConsumer")
+  local img, dep = image(e)
+  t.eq(img, "cdkbot/hostpath-provisioner:1.6.0")
+  local ev = env_of(dep)
+  t.eq(ev.PV_DIR, "/var/snap/microk8s/common/default-storage")
+  t.eq(ev.BUSYBOX_IMAGE, "busybox:1.28.4")
+  t.eq(ev.NAMESPACE, "(from fieldRef)")
+  t.eq(dep.spec.template.spec.volumes[1].hostPath.path,
+       "/var/snap/microk8s/common/default-storage")
+  local rs = rules(e)
+  t.ok(rs["/persistentvolumes"].patch, "PV patch")
+  t.ok(rs["/pods"].create and rs["/nodes"].get, "pods and nodes")
+  t.ok(rs["coordination.k8s.io/leases"].update, "leases")
+  t.ok(rs["/endpoints"].create, "endpoints")
+  t.eq(e:state().version, "1.6.0")
+  t.eq(#e:calls("kube.rollout"), 1)
+  return sc
+end
+
+-- 1. An upgrade from each previous version in the corpus -----------------
+
+for _, v in ipairs(VERSIONS) do
+  t.case(v .. " -> 1.6.0 without state: detected, upgraded, volumes untouched",
+    function()
+      local e = env(v)
+      local vols = volumes(e)
+      local r = e:upgrade {}
+      local sc = upgraded(e, r)
+      t.eq(sc.reclaimPolicy, "Delete")
+      t.eq(sc.metadata.annotations[DEFAULT], "true")
+      t.eq(volumes(e), vols, "PVs and PVCs untouched")
+      t.eq(#vols.pvs, 2)
+      t.eq(#vols.pvcs, 2)
+      t.eq(e:state().history[1].from, v)
+      t.eq(e:state().params, { ["reclaim-policy"] = "Delete",
+                               ["default-class"] = "true" })
+    end)
+
+  t.case(v .. " -> 1.6.0 with state saved by uphook", function()
+    local e = env(v, { state = { version = v } })
+    local r = e:upgrade {}
+    upgraded(e, r)
+    t.eq(e:state().history[1].from, v)
+  end)
+end
+
+t.case("1.1.0: the StorageClass is recreated, not patched; PVs keep their class",
+  function()
+    local e = env("1.1.0")
+    local old = class(e)
+    t.eq(old.volumeBindingMode, "Immediate")    -- the server's default
+    local r = e:upgrade {}
+    upgraded(e, r)
+    t.eq(#e:calls("kube.delete"), 1)
+    t.eq(e:calls("kube.delete")[1][1], "StorageClass")
+    t.ok(class(e).metadata.uid ~= old.metadata.uid, "a new object")
+    for _, pv in ipairs(e:list("PersistentVolume")) do
+      t.eq(pv.spec.storageClassName, CLASS)
+      t.eq(pv.status.phase, "Bound")
+    end
+  end)
+
+t.case("1.4.2: nothing immutable changes, so the class is only configured",
+  function()
+    local e = env("1.4.2")
+    local uid = class(e).metadata.uid
+    upgraded(e, e:upgrade {})
+    t.eq(#e:calls("kube.delete"), 0)
+    t.eq(class(e).metadata.uid, uid)
+  end)
+
+-- 2. Parameters preserved with no state ---------------------------------
+
+t.case("no state: Retain and a non-default class are read back from the live class",
+  function()
+    local e = env("1.4.2-retain")
+    local vols = volumes(e)
+    local nfs = e:get("StorageClass", "nfs-csi")
+    local r = e:upgrade {}
+    local sc = upgraded(e, r)
+    t.eq(sc.reclaimPolicy, "Retain")
+    t.eq(sc.metadata.annotations[DEFAULT], "false")
+    t.eq(#e:calls("kube.delete"), 0, "nothing immutable changed")
+    t.eq(e:get("StorageClass", "nfs-csi"), nfs, "the other class untouched")
+    t.eq(volumes(e), vols)
+    local said = table.concat(r.log, "\n")
+    t.match(said, "keeping %-%-reclaim%-policy=Retain from the live")
+  end)
+
+t.case("no state, 1.0.0 made non-default by hand: recreated non-default",
+  function()
+    local e = env("1.0.0")
+    -- what `kubectl annotate --overwrite` would have left
+    local sc = class(e)
+    sc.metadata.annotations[DEFAULT] = "false"
+    e.backend:apply({ apiVersion = sc.apiVersion, kind = sc.kind,
+      metadata = { name = CLASS, annotations = sc.metadata.annotations } }, {})
+    upgraded(e, e:upgrade {})
+    t.eq(class(e).metadata.annotations[DEFAULT], "false")
+    t.eq(#e:calls("kube.delete"), 1)
+  end)
+
+-- 3. Parameters given on the command line --------------------------------
+
+t.case("--reclaim-policy=Delete over a live Retain: recreated; PVs keep Retain",
+  function()
+    local e = env("1.4.2-retain")
+    local vols = volumes(e)
+    local r = e:upgrade { "--reclaim-policy=Delete" }
+    local sc = upgraded(e, r)
+    t.eq(sc.reclaimPolicy, "Delete")
+    t.eq(sc.metadata.annotations[DEFAULT], "false", "default-class kept")
+    t.eq(#e:calls("kube.delete"), 1)
+    t.eq(volumes(e), vols)
+    for _, pv in ipairs(e:list("PersistentVolume")) do
+      t.eq(pv.spec.persistentVolumeReclaimPolicy, "Retain")
+    end
+    t.eq(e:state().params["reclaim-policy"], "Delete")
+  end)
+
+t.case("--default-class true (space form) only patches the annotation", function()
+  local e = env("1.4.2-retain")
+  local uid = class(e).metadata.uid
+  local sc = upgraded(e, e:upgrade { "--default-class", "true" })
+  t.eq(sc.metadata.annotations[DEFAULT], "true")
+  t.eq(sc.reclaimPolicy, "Retain", "reclaim policy kept")
+  t.eq(sc.metadata.uid, uid)
+end)
+
+t.case("--reclaim-policy=Retain from 1.1.0: recreated with Retain", function()
+  local e = env("1.1.0")
+  local sc = upgraded(e, e:upgrade { "--reclaim-policy=Retain" })
+  t.eq(sc.reclaimPolicy, "Retain")
+  t.eq(sc.metadata.annotations[DEFAULT], "true")
+end)
+
+t.case("--reset-params ignores the live class: enable's defaults", function()
+  local e = env("1.4.2-retain")
+  local sc = upgraded(e, e:upgrade { "--reset-params" })
+  t.eq(sc.reclaimPolicy, "Delete")
+  t.eq(sc.metadata.annotations[DEFAULT], "true")
+end)
+
+t.case("a bad --reclaim-policy is a usage error, nothing changes", function()
+  local e = env("1.1.0")
+  local before = e:snapshot()
+  local r = e:upgrade { "--reclaim-policy=Recycle" }
+  t.eq(r.code, 2)
+  t.match(r.error, "must be one of Delete, Retain")
+  t.eq(e:snapshot(), before)
+end)
+
+-- 4. plan changes nothing -------------------------------------------------
+
+for _, v in ipairs { "1.0.0", "1.1.0", "1.4.2", "1.4.2-retain" } do
+  t.case("plan from " .. v .. " changes nothing", function()
+    local e = env(v)
+    local before = e:snapshot()
+    local r = e:plan {}
+    t.eq(r.code, 0, r.error)
+    t.eq(e:snapshot(), before)
+    t.eq(e:state(), nil)
+    t.ok(#r.plan > 0, "the plan lists the changes")
+  end)
+end
+
+t.case("plan from 1.1.0 shows the StorageClass deletion", function()
+  local e = env("1.1.0")
+  local r = e:plan {}
+  t.eq(r.code, 0, r.error)
+  local deleted
+  for _, p in ipairs(r.plan) do
+    if p.type == "kube" and p.action == "deleted" and p.kind == "StorageClass"
+    then
+      deleted = p
+    end
+  end
+  t.ok(deleted, "a deleted StorageClass entry in " .. t.repr(r.plan))
+  t.match(table.concat(r.log, "\n"), "plan: would create StorageClass")
+end)
+
+t.skip("plan shows the recreated StorageClass as created",
+  "engine bug: lua/prims.lua H.kube_apply dry-runs against the backend, "
+  .. "which still holds an object H.kube_delete only recorded under plan, "
+  .. "so a delete+recreate with an immutable change cannot be planned "
+  .. "(Invalid: volumeBindingMode: field is immutable); the hook logs the "
+  .. "creation instead of applying under plan")
+
+-- 5. A fault at every mutating call rolls back to the fixture exactly -----
+
+-- The changes a happy run made, as faults at each of them in turn.
+local function faults_of(e, addon)
+  local out, seen = {}, {}
+  local function add(on, kind, name)
+    seen[on] = (seen[on] or 0) + 1
+    out[#out + 1] = { on = on, after = seen[on] - 1, error = "injected",
+      what = string.format("%s #%d (%s %s)", on, seen[on], tostring(kind),
+                           tostring(name)) }
+  end
+  for _, call in ipairs(e:calls("kube.apply")) do
+    local objs = call[1].kind and { call[1] } or call[1]
+    for _, o in ipairs(objs) do add("kube.apply", o.kind, o.metadata.name) end
+  end
+  for _, call in ipairs(e:calls("kube.delete")) do
+    add("kube.delete", call[1], call[2])
+  end
+  -- the state ConfigMap, written last (after verify)
+  out[#out + 1] = { on = "kube.apply", kind = "ConfigMap",
+    name = "uphook-" .. addon, error = "injected",
+    what = "the state commit" }
+  return out
+end
+
+for _, v in ipairs { "1.0.0", "1.1.0", "1.4.2", "1.4.2-retain" } do
+  t.case("from " .. v .. ": a fault at every change rolls back exactly",
+    function()
+      local happy = env(v)
+      t.eq(happy:upgrade {}.code, 0)
+      local faults = faults_of(happy, "hostpath-storage")
+      t.ok(#faults >= 5, "changes seen: " .. #faults)
+      for _, f in ipairs(faults) do
+        local e = env(v)
+        local before = e:snapshot()
+        e:fail(f)
+        local r = e:upgrade {}
+        -- 4 when the fault hit the first change (nothing to undo), else 1
+        t.ok(r.code == 1 or r.code == 4, f.what .. ": exit " .. tostring(r.code))
+        t.match(r.error, "injected")
+        t.eq(e:snapshot(), before, f.what .. " rolled back")
+        t.eq(e:state(), nil, f.what .. ": no state")
+      end
+    end)
+end
+
+t.case("a provisioner that never rolls out: verify times out, all rolled back",
+  function()
+    local e = env("1.1.0")
+    local before = e:snapshot()
+    e:stall("Deployment", "hostpath-provisioner", NS)
+    local r = e:upgrade {}
+    t.eq(r.code, 1)
+    t.match(r.error, "rollout of Deployment kube%-system/hostpath%-provisioner")
+    t.eq(e:snapshot(), before)
+    t.eq(e:state(), nil)
+  end)
+
+-- 6. A second run is a no-op -----------------------------------------------
+
+for _, v in ipairs(VERSIONS) do
+  t.case("from " .. v .. ": a second run changes nothing", function()
+    local e = env(v)
+    t.eq(e:upgrade {}.code, 0)
+    local after, applies = e:snapshot(), #e:calls("kube.apply")
+    local r = e:upgrade {}
+    t.eq(r.code, 0, r.error)
+    t.eq(r.log, {}, "the hook's upgrade did not run")
+    t.eq(#e:calls("kube.apply"), applies)
+    t.eq(e:snapshot(), after)
+    t.eq(#e:state().history, 1)
+  end)
+end
+
+t.case("a 1.6.0 install without state is detected as current", function()
+  local e = env("1.4.2")
+  t.eq(e:upgrade {}.code, 0)
+  local after = e:snapshot()
+  -- drop the state: detect must read 1.6.0 from the image tag
+  e.backend:delete("v1/ConfigMap", "uphook-hostpath-storage", NS)
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(r.log, {}, "detect ran, upgrade did not")
+  t.ok(#e:calls("kube.get") > 0, "detect read the cluster")
+  after["v1/ConfigMap/kube-system/uphook-hostpath-storage"] = nil
+  t.eq(e:snapshot(), after)
+end)
+
+-- Detection and preflight ---------------------------------------------------
+
+t.case("not enabled: detect finds nothing, exit 4", function()
+  local e = t.env { addon = ADDON }
+  local r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, "does not look installed")
+end)
+
+t.case("a foreign microk8s-hostpath class stops the upgrade before any change",
+  function()
+    local e = env("1.1.0")
+    e.backend:delete("storage.k8s.io/v1/StorageClass", CLASS)
+    e.backend:apply({ apiVersion = "storage.k8s.io/v1", kind = "StorageClass",
+      metadata = { name = CLASS }, provisioner = "rancher.io/local-path" }, {})
+    local before = e:snapshot()
+    local r = e:upgrade {}
+    t.eq(r.code, 4)
+    t.match(r.error, "provisioner rancher.io/local%-path")
+    t.eq(e:snapshot(), before)
+  end)
+
+t.case("a user's label on the class survives its recreation", function()
+  local e = env("1.1.0")
+  e.backend:apply({ apiVersion = "storage.k8s.io/v1", kind = "StorageClass",
+    metadata = { name = CLASS, labels = { team = "storage" } } }, {})
+  upgraded(e, e:upgrade {})
+  t.eq(class(e).metadata.labels.team, "storage")
+end)
+
+t.skip("after an upgrade without state, the state holds the detected params",
+  "engine gap: lua/engine.lua body() saves run.params = defaults + saved + "
+  .. "command line (state.commit, lua/state.lua M.commit); detect returns "
+  .. "only a version, so from fixtures/cluster-1.4.2-retain.yaml the saved "
+  .. "params say reclaim-policy=Delete, default-class=true although the "
+  .. "class is Retain/non-default. The hook works around it by preferring "
+  .. "the live StorageClass over saved params")

@@ -1,0 +1,317 @@
+-- hostpath-storage: upgrade the hostpath provisioner to 1.6.0.
+--
+-- What changed between the versions this hook upgrades (the manifests
+-- are in ../shared/corpus/addons/hostpath-storage):
+--   1.1.0  the image cdkbot/hostpath-provisioner-$ARCH became the
+--          multi-arch cdkbot/hostpath-provisioner; RBAC gained endpoints
+--          (leader election).
+--   1.2.0  the StorageClass gained reclaimPolicy ($RECLAIM_POLICY, enable's
+--          --reclaim-policy) and volumeBindingMode: WaitForFirstConsumer.
+--          Both are immutable: the class is deleted and recreated. PVs and
+--          PVCs only name the class; they are never touched.
+--   1.4.x  RBAC gained pods and nodes (the provisioner runs a helper pod
+--          on the volume's node); env NAMESPACE and BUSYBOX_IMAGE.
+--   1.6.0  RBAC gained PV patch and leases; the default-class annotation
+--          became a parameter ($DEFAULT_CLASS, enable's --default-class).
+--
+-- Parameters, in order of precedence (see docs/hooks-hostpath-dns.md):
+--   1. given on the command line (--reclaim-policy, --default-class);
+--   2. read back from the live StorageClass: its reclaimPolicy and its
+--      default-class annotation are exactly the two parameters, so a user
+--      who enabled the addon before uphook existed, or who changed the
+--      class with kubectl since, keeps Retain or a non-default class;
+--   3. ctx.params: saved by the last upgrade, else enable's defaults
+--      (Delete, true) -- used when the class is missing.
+-- `--reset-params` skips 2: defaults and the command line only.
+-- `detect` cannot hand parameters to `upgrade` (SPEC §3), so `upgrade`
+-- reads the live StorageClass itself. The live class wins over the saved
+-- parameters because the engine saves ctx.params, which after a first
+-- upgrade without state holds the defaults, not what was detected.
+local migrate = require "migrate"
+local manifest = require "manifest"
+local semver = require "semver"
+
+local NS = "kube-system"
+local DEPLOYMENT = "hostpath-provisioner"
+local CLASS = "microk8s-hostpath"
+local PROVISIONER = "microk8s.io/hostpath"
+local DEFAULT_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+local SNAP_COMMON = "/var/snap/microk8s/common"
+-- Fields of a StorageClass the API server refuses to change.
+local IMMUTABLE = { "provisioner", "parameters", "reclaimPolicy",
+                    "volumeBindingMode" }
+
+
+local function equal(a, b)
+  if a == b then return true end
+  if type(a) ~= "table" or type(b) ~= "table" then return false end
+  for k, v in pairs(a) do if not equal(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+
+local function is_empty(v)
+  return v == nil or v == yaml.null or (type(v) == "table" and next(v) == nil)
+end
+
+-- The live provisioner Deployment and StorageClass (nil when absent).
+local function live()
+  return kube.get("Deployment", DEPLOYMENT, NS),
+         kube.get("StorageClass", CLASS)
+end
+
+local function container(dep)
+  local spec = dep and dep.spec and dep.spec.template
+               and dep.spec.template.spec
+  for _, c in ipairs(spec and spec.containers or {}) do
+    if c.name == "hostpath-provisioner" then return c end
+  end
+end
+
+local function env_value(c, name)
+  for _, e in ipairs(c and c.env or {}) do
+    if e.name == name then return e.value end
+  end
+end
+
+-- $SNAP_COMMON as enable filled it: from PV_DIR, which is
+-- $SNAP_COMMON/default-storage in every version.
+local function snap_common(dep)
+  local dir = env_value(container(dep), "PV_DIR")
+  local root = type(dir) == "string" and dir:match("^(/.+)/default%-storage/?$")
+  return root or SNAP_COMMON
+end
+
+-- The version of an installed provisioner: the image tag when it is a
+-- version, else what the objects look like.
+local function installed_version(dep, sc)
+  local tag = manifest.image_tag(dep, "hostpath-provisioner")
+  if tag and semver.parse(tag) then return semver.format(semver.parse(tag)) end
+  local c = container(dep)
+  local image = c and c.image or ""
+  if env_value(c, "BUSYBOX_IMAGE") then return "1.4.0" end
+  if sc and sc.volumeBindingMode == "WaitForFirstConsumer" then
+    return "1.2.0"
+  end
+  if image:match("hostpath%-provisioner%-%w+[:@]") then return "1.0.0" end
+  return "1.1.0"
+end
+
+-- Was --<name> given on the command line?
+local function given(ctx, name)
+  for _, a in ipairs(ctx.args or {}) do
+    if a == "--" .. name or a:sub(1, #name + 3) == "--" .. name .. "=" then
+      return true
+    end
+  end
+  return false
+end
+
+-- --reset-params: start again from the defaults (SPEC §3), so neither
+-- the saved parameters nor the live class count.
+local function reset(ctx)
+  for _, a in ipairs(ctx.args or {}) do
+    if a == "--reset-params" then return true end
+  end
+  return false
+end
+
+-- The live StorageClass's settings as enable's parameters.
+local function params_of_class(sc)
+  if not sc then return {} end
+  local out = {}
+  if sc.reclaimPolicy == "Delete" or sc.reclaimPolicy == "Retain" then
+    out["reclaim-policy"] = sc.reclaimPolicy
+  end
+  local ann = sc.metadata.annotations
+  local d = type(ann) == "table" and ann[DEFAULT_ANNOTATION]
+  out["default-class"] = (d == "true") and "true" or "false"
+  return out
+end
+
+-- The parameters this upgrade uses (precedence at the top of the file).
+local function params(ctx, sc)
+  local found, out, names = params_of_class(sc), {}, {}
+  for name in pairs(ctx.params) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local value = ctx.params[name]
+    if given(ctx, name) or reset(ctx) or found[name] == nil then
+      out[name] = value
+    else
+      out[name] = found[name]
+      if found[name] ~= value then
+        log.info("keeping --%s=%s from the live StorageClass %s (not %s)",
+                 name, found[name], CLASS, value)
+      end
+    end
+  end
+  return out
+end
+
+-- The 1.6.0 objects with the placeholders filled as enable fills them.
+local function objects(p, dep)
+  return manifest.load("storage.yaml", {
+    SNAP_COMMON = snap_common(dep),
+    RECLAIM_POLICY = p["reclaim-policy"],
+    DEFAULT_CLASS = p["default-class"],
+  })
+end
+
+-- The StorageClass to install: the manifest's, over what the live one
+-- holds that the manifest does not set (labels, annotations, mount
+-- options a user added), minus server fields and kubectl's stale
+-- last-applied copy.
+local function desired_class(objs, sc)
+  local want = manifest.find(objs, "StorageClass", CLASS)
+  if not sc then return want end
+  local md = { name = CLASS, labels = {}, annotations = {} }
+  for k, v in pairs(type(sc.metadata.labels) == "table"
+                    and sc.metadata.labels or {}) do md.labels[k] = v end
+  for k, v in pairs(type(sc.metadata.annotations) == "table"
+                    and sc.metadata.annotations or {}) do
+    if k ~= "kubectl.kubernetes.io/last-applied-configuration" then
+      md.annotations[k] = v
+    end
+  end
+  for k, v in pairs(want.metadata.labels or {}) do md.labels[k] = v end
+  for k, v in pairs(want.metadata.annotations or {}) do md.annotations[k] = v end
+  local out = { metadata = md }
+  for k, v in pairs(sc) do
+    if k ~= "metadata" and k ~= "status" then out[k] = v end
+  end
+  for k, v in pairs(want) do
+    if k ~= "metadata" then out[k] = v end
+  end
+  return out
+end
+
+-- Does the live class differ from `want` in a field the server will not
+-- change?
+local function must_recreate(sc, want)
+  if not sc then return false end
+  for _, f in ipairs(IMMUTABLE) do
+    local a, b = sc[f], want[f]
+    if not (equal(a, b) or (is_empty(a) and is_empty(b))) then
+      return true, f
+    end
+  end
+  return false
+end
+
+-- Put the StorageClass in place: apply when possible, else delete and
+-- recreate it (PVs and PVCs only refer to it by name; they stay bound).
+local function ensure_class(ctx, objs)
+  if ctx.class_done then return end
+  ctx.class_done = true
+  local sc = kube.get("StorageClass", CLASS)
+  local want = desired_class(objs, sc)
+  local recreate, field = must_recreate(sc, want)
+  if recreate then
+    log.info("StorageClass %s: %s changes (%s -> %s); it is immutable, so "
+      .. "the class is recreated; its volumes are not touched", CLASS, field,
+      tostring(sc[field]), tostring(want[field]))
+    kube.delete("StorageClass", CLASS)
+    if ctx.plan then
+      -- The deletion above only was recorded: a dry run of the new class
+      -- would be checked against the old one and refused (see the notes).
+      log.info("plan: would create StorageClass %s (reclaimPolicy %s, "
+        .. "volumeBindingMode %s, default %s)", CLASS, want.reclaimPolicy,
+        want.volumeBindingMode,
+        tostring(want.metadata.annotations[DEFAULT_ANNOTATION]))
+      return
+    end
+  end
+  kube.apply(want)
+end
+
+-- Every step below is one version that needs work of its own; what all
+-- of them need (the 1.6.0 objects) is applied once, after them.
+local m = migrate.new()
+
+m:step(">=1.0.0 <1.1.0", "1.1.0", function()
+  -- The per-arch image became multi-arch and RBAC gained endpoints: both
+  -- compatible, applied with the 1.6.0 Deployment and ClusterRole below.
+  log.info("image cdkbot/hostpath-provisioner-<arch> -> "
+    .. "cdkbot/hostpath-provisioner (applied with 1.6.0)")
+end)
+
+m:step(">=1.1.0 <1.2.0", "1.2.0", function(ctx)
+  -- reclaimPolicy and volumeBindingMode are immutable: recreate the class
+  -- now, before the provisioner that expects WaitForFirstConsumer runs.
+  ensure_class(ctx, ctx.objects)
+end)
+
+m:step(">=1.2.0 <1.6.0", "1.6.0", function()
+  -- RBAC gained pods, nodes (1.4), PV patch and leases (1.6); the
+  -- default-class annotation became a parameter: all applied below.
+  log.info("RBAC: pods, nodes, leases, persistentvolumes/patch")
+end)
+
+local function apply_order(objs)
+  -- RBAC before the class and the class before the provisioner, so the
+  -- new provisioner never runs without the permissions it needs.
+  local out = {}
+  for _, kind in ipairs { "ServiceAccount", "ClusterRole",
+                          "ClusterRoleBinding" } do
+    for _, o in ipairs(objs) do
+      if o.kind == kind then out[#out + 1] = o end
+    end
+  end
+  return out
+end
+
+return {
+  version = "1.6.0",
+  from = ">=1.0.0 <1.6.0",
+  description = "hostpath provisioner 1.6.0 (StorageClass recreated when "
+    .. "its immutable fields change; volumes untouched)",
+  permissions = { "kube:kube-system", "kube:cluster" },
+  params = {
+    ["reclaim-policy"] = { default = "Delete", choices = { "Delete", "Retain" } },
+    ["default-class"] = { default = "true", choices = { "true", "false" } },
+  },
+
+  detect = function()
+    local dep, sc = live()
+    if not dep then return nil end
+    return installed_version(dep, sc)
+  end,
+
+  check = function(ctx)
+    local dep, sc = live()
+    if not dep then
+      error(string.format("Deployment %s/%s is missing: hostpath-storage "
+        .. "does not look enabled (run microk8s enable hostpath-storage)", NS,
+        DEPLOYMENT))
+    end
+    if sc and sc.provisioner ~= PROVISIONER then
+      error(string.format("StorageClass %s has provisioner %s, not %s: it "
+        .. "is not this addon's; rename or remove it first", CLASS,
+        tostring(sc.provisioner), PROVISIONER))
+    end
+  end,
+
+  upgrade = function(ctx)
+    local dep, sc = live()
+    local p = params(ctx, sc)
+    log.info("parameters: --reclaim-policy=%s --default-class=%s",
+             p["reclaim-policy"], p["default-class"])
+    local objs = objects(p, dep)
+    ctx.objects = objs
+    m:run(ctx)
+    log.step("apply hostpath-storage %s", ctx.to)
+    kube.apply(apply_order(objs))
+    ensure_class(ctx, objs)       -- done already when the 1.2.0 step ran
+    kube.apply(manifest.find(objs, "Deployment", DEPLOYMENT))
+  end,
+
+  verify = function(ctx)
+    kube.rollout("Deployment", DEPLOYMENT, NS, { timeout = 300 })
+    if ctx.plan then return end
+    local sc = kube.get("StorageClass", CLASS)
+    if not sc or sc.volumeBindingMode ~= "WaitForFirstConsumer" then
+      error("StorageClass " .. CLASS .. " is not WaitForFirstConsumer")
+    end
+  end,
+}
