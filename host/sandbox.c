@@ -10,10 +10,8 @@
 #include <lualib.h>
 #include "embedded.h"
 #include "hash.h"
-#if __has_include("json.h")
+#include <jansson.h>
 #include "json.h"
-#define HAVE_JSON 1
-#endif
 #include "luax.h"
 #include "rpc.h"
 #include "sandbox.h"
@@ -110,10 +108,41 @@ static void deadline_hook(lua_State *L, lua_Debug *ar)
 
 /* ---- Replacements for functions that are unsafe as they are. ---- */
 
+/* A reader function's pieces, concatenated under the hook's own limits. */
+static void read_chunks(lua_State *L)
+{
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (;;) {
+    size_t n;
+    const char *p;
+    lua_pushvalue(L, 1);
+    lua_call(L, 0, 1);
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      break;
+    }
+    if (!lua_isstring(L, -1))
+      luaL_error(L, "reader function must return a string");
+    p = lua_tolstring(L, -1, &n);
+    if (n == 0) {
+      lua_pop(L, 1);
+      break;
+    }
+    luaL_addvalue(&b);
+    (void)p;
+  }
+  luaL_pushresult(&b);
+  lua_replace(L, 1);
+}
+
 static int sb_load(lua_State *L)
 {
   size_t len;
-  const char *s = luaL_checklstring(L, 1, &len);
+  const char *s;
+  if (lua_isfunction(L, 1))
+    read_chunks(L);
+  s = luaL_checklstring(L, 1, &len);
   const char *name = luaL_optstring(L, 2, "=(load)");
   int has_env = !lua_isnone(L, 4);
   /* Mode is always text: binary chunks are refused whatever is asked. */
@@ -351,10 +380,8 @@ static void open_pure_libs(lua_State *L, int env)
 {
   luaL_requiref(L, "yaml", luaopen_uphook_yaml, 0);
   lua_setfield(L, env, "yaml");
-#ifdef HAVE_JSON
   luaL_requiref(L, "json", luaopen_uphook_json, 0);
   lua_setfield(L, env, "json");
-#endif
   luaL_requiref(L, "uphook.hash", luaopen_uphook_hash, 0);
   lua_newtable(L);
   lua_getfield(L, -2, "sha256");
@@ -558,6 +585,9 @@ static int child_main(lua_State *L)
 {
   char err[256];
   build_env(L);
+  /* jansson seeds its hash from /dev/urandom on first use: do it now,
+   * while the child may still open files */
+  json_object_seed(0);
   if (!g_conf->unconfined) {
     if (uh_confine_enter(g_rfd, g_wfd, &g_conf->lim, err, sizeof err))
       _exit(5);

@@ -1,0 +1,2 @@
+-- expect: 4 only collectgarbage\("count"\) is allowed
+collectgarbage("collect")

@@ -1,0 +1,5 @@
+-- expect: 4 timeout
+do
+  local x <close> = setmetatable({}, { __close = function()
+    while true do end end })
+end

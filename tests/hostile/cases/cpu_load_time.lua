@@ -1,0 +1,3 @@
+-- expect: 4 timeout
+while true do end
+return {}

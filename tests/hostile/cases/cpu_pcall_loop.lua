@@ -1,0 +1,2 @@
+-- expect: 4 timeout
+while true do pcall(function() while true do end end) end

@@ -1,0 +1,2 @@
+-- expect: 4 undeclared global 'debug'
+local r = debug.getregistry()

@@ -1,0 +1,2 @@
+-- expect: 4 nest|depth|deep
+json.decode(string.rep("[", 100000))

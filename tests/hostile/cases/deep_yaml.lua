@@ -1,0 +1,2 @@
+-- expect: 4 nest
+yaml.decode(string.rep("[", 100000))

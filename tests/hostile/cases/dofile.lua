@@ -1,0 +1,2 @@
+-- expect: 4 undeclared global 'dofile'
+dofile("/etc/passwd")

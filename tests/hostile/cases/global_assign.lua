@@ -1,0 +1,2 @@
+-- expect: 4 assignment to undeclared global 'x'
+x = 1

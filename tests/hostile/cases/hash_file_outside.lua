@@ -1,0 +1,2 @@
+-- expect: 4 leaves its root|path must be
+hash.file("/etc/passwd")

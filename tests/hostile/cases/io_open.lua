@@ -1,0 +1,2 @@
+-- expect: 4 undeclared global 'io'
+local f = io.open("/etc/passwd")

@@ -1,0 +1,2 @@
+-- expect: 4 undeclared global 'loadfile'
+loadfile("/etc/passwd")

@@ -1,0 +1,2 @@
+-- expect: 4 memory limit
+local s = string.rep("x", 1 << 30)

@@ -1,0 +1,2 @@
+-- expect: 4 only https
+net.fetch("file:///etc/passwd")

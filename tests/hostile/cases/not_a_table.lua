@@ -1,0 +1,2 @@
+-- expect: 4 must return a table
+return "hello"

@@ -1,0 +1,2 @@
+-- expect: 4 undeclared global 'os'
+os.execute("touch /tmp/uphook-pwned")

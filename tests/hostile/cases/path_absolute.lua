@@ -1,0 +1,2 @@
+-- expect: 4 path must be args:
+config.read("/etc/passwd")

@@ -1,0 +1,2 @@
+-- expect: 4 leaves its root
+config.read("state:a\0b")

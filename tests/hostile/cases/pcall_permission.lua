@@ -1,0 +1,3 @@
+-- expect: 4 still refused
+local ok, err = pcall(config.write, "bin:x", "y")
+if not ok then error("still refused: " .. err) end

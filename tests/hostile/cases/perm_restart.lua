@@ -1,0 +1,2 @@
+-- expect: 4 needs "restart:kubelite"
+service.restart("kubelite")

@@ -1,0 +1,2 @@
+-- expect: 4 module 'debug' not found
+require "debug"

@@ -1,0 +1,2 @@
+-- expect: 4 module 'uphook.engine' not found
+require "uphook.engine"

@@ -1,0 +1,2 @@
+-- expect: 4 module 'io' not found
+local io = require("io")

@@ -1,0 +1,2 @@
+-- expect: 4 module 'os' not found
+require("os").execute("id")

@@ -1,0 +1,2 @@
+-- expect: 4 module '../../etc/passwd' not found
+require "../../etc/passwd"

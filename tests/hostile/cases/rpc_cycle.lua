@@ -1,0 +1,4 @@
+-- expect: 4 .
+local t = {}
+t.t = t
+kube.apply(t)

@@ -1,0 +1,2 @@
+-- expect: 4 function
+kube.apply({ kind = function() end })

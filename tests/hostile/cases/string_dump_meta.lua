@@ -1,0 +1,2 @@
+-- expect: 4 attempt to call a nil value \(method 'dump'\)
+local b = ("x"):dump()

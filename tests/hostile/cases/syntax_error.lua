@@ -1,0 +1,4 @@
+-- expect: 4 upgrade.lua:3:
+return {
+  version = = "2",
+}

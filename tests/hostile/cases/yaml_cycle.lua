@@ -1,0 +1,4 @@
+-- expect: 4 contains itself
+local t = {}
+t.self = t
+yaml.encode(t)
