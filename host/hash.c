@@ -11,8 +11,13 @@
 #include <unistd.h>
 #include <openssl/evp.h>
 
-/* Large reads keep syscall overhead far below the digest cost. */
-#define HASH_BUFSIZE (1u << 20)
+/* Large enough that syscalls cost little next to the digest, small
+ * enough that the kernel's copy and the digest both hit cache: on the
+ * bench VM 64-128 KiB took ~400 ms of CPU for 512 MiB, 256 KiB ~600,
+ * openssl dgst (8 KiB reads) ~460 (tests/bench/bench_hash.sh). */
+#ifndef HASH_BUFSIZE
+#define HASH_BUFSIZE (128u << 10)
+#endif
 
 void uh_hex(const unsigned char *p, size_t n, char *out)
 {
