@@ -1,0 +1,215 @@
+local t = require "uphook.test"
+
+local NS = "kube-system"
+
+-- The addon folder as an absolute path: t.env resolves `addon` against
+-- the test file's path as given, and a relative root breaks addon.read
+-- under `uphook test hooks/metrics-server` (see
+-- docs/hooks-metallb-metrics-cert.md).
+local HERE = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
+if HERE:sub(1, 1) ~= "/" then HERE = (os.getenv("PWD") or ".") .. "/" .. HERE end
+
+-- A MicroK8s kubelet args file before enable touched it ...
+local KUBELET = table.concat({
+  "--kubeconfig=${SNAP_DATA}/credentials/kubelet.config",
+  "--cert-dir=${SNAP_DATA}/certs",
+  "--client-ca-file=${SNAP_DATA}/certs/ca.crt",
+  "--anonymous-auth=false",
+  "--root-dir=${SNAP_COMMON}/var/lib/kubelet",
+  "--fail-swap-on=false",
+  '--eviction-hard="memory.available<100Mi,nodefs.available<1Gi,imagefs.available<1Gi"',
+  "--container-runtime-endpoint=${SNAP_COMMON}/run/containerd.sock",
+  "--containerd=${SNAP_COMMON}/run/containerd.sock",
+  '--node-labels="microk8s.io/cluster=true,node.kubernetes.io/microk8s-controlplane=microk8s-controlplane"',
+  "--read-only-port=0",
+  "--cluster-domain=cluster.local",
+  "--cluster-dns=10.152.183.10",
+  "" }, "\n")
+-- ... and as `microk8s enable metrics-server` leaves it.
+local KUBELET_ENABLED = KUBELET .. "--authentication-token-webhook=true\n"
+
+local function env(o)
+  o = o or {}
+  local e = { addon = HERE, cluster = "fixtures/" .. (o.fixture
+    or "cluster-v0.5.2-amd64.yaml"), args = { kubelet = o.kubelet
+    or KUBELET_ENABLED }, state = o.state }
+  return t.env(e)
+end
+
+--- A fault that fires once, at the (after+1)th matching call. env:fail's
+--- faults stay armed during the rollback, and the undo of an args file
+--- (or the restart back onto the old args) goes through the same checks,
+--- so a plain config.set_args/service.restart fault also fails the undo
+--- and the run ends with exit 6 (see docs/hooks-metallb-metrics-cert.md).
+local function once(f)
+  local after, fired = f.after or 0, false
+  f.after = nil
+  return setmetatable(f, { __index = function(_, k)
+    if k ~= "after" then return nil end
+    if fired then return math.huge end
+    if (rawget(f, "seen") or 0) > after then fired = true end
+    return after
+  end })
+end
+
+local function deployment(e) return e:get("Deployment", "metrics-server", NS) end
+local function image(e) return deployment(e).spec.template.spec.containers[1].image end
+local function arch(e)
+  return deployment(e).spec.template.spec.nodeSelector["kubernetes.io/arch"]
+end
+
+local function resources(e)
+  local out = {}
+  for _, r in ipairs(e:get("ClusterRole", "system:metrics-server").rules) do
+    for _, res in ipairs(r.resources) do out[#out + 1] = res end
+  end
+  table.sort(out)
+  return out
+end
+
+t.case("0.5.2 -> 0.8.1 with no state: registry.k8s.io, rules replaced", function()
+  local e = env()
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(image(e), "registry.k8s.io/metrics-server/metrics-server:v0.8.1")
+  t.eq(e:state().version, "0.8.1")
+  t.eq(e:state().history[1].from, "0.5.2")
+  -- the whole rules list is v0.8.1's: nodes/stats, namespaces and
+  -- configmaps are gone, not merged in
+  t.eq(resources(e), { "nodes", "nodes/metrics", "pods" })
+  t.eq(arch(e), "amd64")
+  local api = e:get("APIService", "v1beta1.metrics.k8s.io")
+  t.eq(api.metadata.annotations["addon.microk8s.io/version"], "0.8.1")
+  -- enable already set the kubelet flag: no restart
+  t.eq(#e:calls("service.restart"), 0)
+  t.eq(e:file("args:kubelet"), KUBELET_ENABLED)
+end)
+
+t.case("kubelet without --authentication-token-webhook: set, kubelite restarted once", function()
+  local e = env { kubelet = KUBELET }
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(e:args("kubelet")["--authentication-token-webhook"], "true")
+  t.eq(e:calls("service.restart"), { { "kubelite" } })
+  -- every other line kept, in order
+  t.eq(e:file("args:kubelet"):sub(1, #KUBELET), KUBELET)
+end)
+
+t.case("kubelet with --authentication-token-webhook=false: set to true", function()
+  local e = env { kubelet = KUBELET .. "--authentication-token-webhook=false\n" }
+  t.eq(e:upgrade({}).code, 0)
+  t.eq(e:file("args:kubelet"), KUBELET_ENABLED)
+  t.eq(#e:calls("service.restart"), 1)
+end)
+
+t.case("no state: the live nodeSelector arch is kept, not this node's", function()
+  local e = env { fixture = "cluster-v0.5.2-mixed.yaml" }
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(arch(e), "arm64")
+end)
+
+t.case("--arch on the command line overrides the live one, and is saved", function()
+  local e = env { fixture = "cluster-v0.5.2-mixed.yaml" }
+  local r = e:upgrade { "--arch=amd64" }
+  t.eq(r.code, 0, r.error)
+  t.eq(arch(e), "amd64")
+  t.eq(e:state().params.arch, "amd64")
+end)
+
+t.case("a bad --arch is refused before any change", function()
+  local e = env()
+  local before = e:snapshot()
+  local r = e:upgrade { "--arch=x86" }
+  t.eq(r.code, 4)
+  t.match(r.error, '"x86" %(from %-%-arch%) is not a Kubernetes node architecture')
+  t.eq(e:snapshot(), before)
+end)
+
+t.case("plan changes nothing", function()
+  local e = env { kubelet = KUBELET }
+  local before = e:snapshot()
+  local r = e:plan {}
+  t.eq(r.code, 0, r.error)
+  t.eq(e:snapshot(), before)
+  t.eq(e:file("args:kubelet"), KUBELET)
+  t.eq(e:state(), nil)
+  local seen = {}
+  for _, x in ipairs(r.plan) do
+    if x.type == "kube" then seen[x.kind .. "/" .. x.name] = x.action
+    elseif x.type == "file" or x.type == "restart" then
+      seen[x.type] = x.path or x.service
+    end
+  end
+  t.eq(seen["Deployment/metrics-server"], "configured")
+  t.eq(seen["ClusterRole/system:metrics-server"], "configured")
+  t.eq(seen.file, "args:kubelet")
+  t.eq(seen.restart, "kubelite")
+end)
+
+t.case("a fault at every mutating call rolls back exactly", function()
+  local happy = env { kubelet = KUBELET }
+  local hr = happy:upgrade {}
+  t.eq(hr.code, 0, hr.error)
+  local n = 0
+  for _, x in ipairs(hr.plan) do
+    if x.type == "kube" then n = n + 1 end
+  end
+  t.eq(n, 10)
+  local faults = {}
+  for i = 0, n do faults[#faults + 1] = { on = "kube.apply", after = i } end
+  t.eq(#happy:calls("config.set_args"), 1)
+  t.eq(#happy:calls("service.restart"), 1)
+  faults[#faults + 1] = { on = "config.set_args" }
+  faults[#faults + 1] = { on = "service.restart" }
+  for _, f in ipairs(faults) do
+    local what = f.on .. " after " .. tostring(f.after or 0)
+    local e = env { kubelet = KUBELET }
+    local before = e:snapshot()
+    e:fail(once { on = f.on, after = f.after, error = "boom" })
+    local r = e:upgrade {}
+    t.ok(r.code == 1 or r.code == 4, what .. ": code " .. tostring(r.code))
+    t.match(r.error, "boom")
+    t.eq(e:snapshot(), before, what)
+    t.eq(e:file("args:kubelet"), KUBELET, what)
+    t.eq(e:state(), nil, what)
+  end
+end)
+
+t.case("a stalled rollout rolls back the manifest and the kubelet args", function()
+  local e = env { kubelet = KUBELET }
+  local before = e:snapshot()
+  e:stall("Deployment", "metrics-server", NS)
+  local r = e:upgrade {}
+  t.eq(r.code, 1)
+  t.match(r.error, "rollout of Deployment")
+  t.eq(e:snapshot(), before)
+  t.eq(e:file("args:kubelet"), KUBELET)
+  -- restarted on the new args, then again on the restored ones
+  t.eq(#e.backend.restarts, 2)
+end)
+
+t.case("a second run is a no-op", function()
+  local e = env { kubelet = KUBELET }
+  t.eq(e:upgrade({}).code, 0)
+  local after, args = e:snapshot(), e:file("args:kubelet")
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.ok(r.run.noop, "nothing ran: already at 0.8.1")
+  t.eq(e:snapshot(), after)
+  t.eq(e:file("args:kubelet"), args)
+  t.eq(#e:calls("service.restart"), 1)
+end)
+
+t.case("the saved state is used instead of detect", function()
+  local e = env { state = { version = "0.5.2", params = { arch = "arm64" } } }
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(arch(e), "arm64")
+end)
+
+t.skip("a plain env:fail{on = \"config.set_args\"} rolls back with exit 1",
+  "harness bug: lua/test.lua faulty() keeps faults armed during the rollback; "
+  .. "rollback.undo_file writes args:kubelet through the same wrapped fs.write, "
+  .. "so the fault fires again and the run ends with exit 6 (the once() "
+  .. "faults above work around it)")
