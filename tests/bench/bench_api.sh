@@ -1,0 +1,119 @@
+#!/bin/sh
+# One uphook upgrade whose hook does 20 kube.get and one kube.apply, against
+# the 21 equivalent kubectl calls (20 `get -o json`, one `apply
+# --server-side`), side by side against the same fake API server
+# (tests/fakes/apiserver.py).  Prints medians of RUNS runs, the ratio, and
+# uphook's peak RSS.  sh tests/bench/bench_api.sh [build]
+set -u
+ROOT=$(pwd)
+BUILD=${BUILD:-${1:-build}}
+UPHOOK=${UPHOOK:-$ROOT/$BUILD/uphook}
+RUNS=${RUNS:-7}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench_api.XXXXXX")
+PIDS=""
+cleanup() {
+  for p in $PIDS; do kill "$p" 2>/dev/null; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+command -v kubectl >/dev/null || { echo "kubectl is not installed"; exit 1; }
+SRV=$TMP/srv
+mkdir -p "$SRV"
+python3 tests/fakes/apiserver.py --dir "$SRV" --quiet >"$SRV/stdout" 2>&1 &
+PIDS="$PIDS $!"
+i=0
+while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do
+  sleep 0.1; i=$((i + 1))
+done
+PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
+[ -n "$PORT" ] || { echo "the fake API server did not start"; exit 1; }
+KC=$SRV/kubeconfig
+
+UH=$UPHOOK
+printf 'local t = require "uphook.test"\nt.case("kube", function()\n  assert(pcall(require, "uphook.c.kube"))\nend)\n' \
+  >"$TMP/probe_test.lua"
+if ! "$UPHOOK" test "$TMP/probe_test.lua" >/dev/null 2>&1 &&
+   [ -x "$ROOT/$BUILD/tests/test_kube" ]; then
+  UH="$ROOT/$BUILD/tests/test_kube --uphook"
+  echo "($UPHOOK lacks uphook.c.kube: measuring $BUILD/tests/test_kube --uphook, the same code)"
+fi
+
+kc() { HOME=$TMP/home KUBECONFIG=$KC kubectl --cache-dir "$TMP/kcache" "$@"; }
+
+# the objects: 20 ConfigMaps to read, one to apply
+i=1
+while [ $i -le 20 ]; do
+  printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm%d, namespace: default}\ndata: {n: "%d"}\n' $i $i
+  i=$((i + 1))
+done >"$TMP/seed.yaml"
+curl -sS -X POST --data-binary @"$TMP/seed.yaml" "http://127.0.0.1:$PORT/_fake/seed" >/dev/null
+cat >"$TMP/applied.yaml" <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: applied, namespace: default}
+data: {level: "1"}
+EOF
+
+ADDONS=$TMP/repo
+mkdir -p "$ADDONS/addons/bench" "$TMP/snap_data" "$TMP/snap_common"
+printf 'microk8s-addons:\n  addons:\n    - name: bench\n      description: bench\n      version: "1.0.1"\n      check_status: "x"\n      supported_architectures: [amd64, arm64]\n' \
+  >"$ADDONS/addons.yaml"
+cat >"$ADDONS/addons/bench/upgrade.lua" <<'EOF'
+return {
+  version = "1.0.1", from = "1.0.0", permissions = { "kube:default" },
+  detect = function() return "1.0.0" end,
+  upgrade = function()
+    for i = 1, 20 do assert(kube.get("ConfigMap", "cm" .. i, "default")) end
+    kube.apply(addon.read("applied.yaml"))
+  end,
+}
+EOF
+cp "$TMP/applied.yaml" "$ADDONS/addons/bench/applied.yaml"
+
+uphook_once() {
+  SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home \
+    $UH --kubeconfig "$KC" --addons "$ADDONS" --state-dir "$TMP/state" \
+    -q upgrade bench >"$TMP/uh.out" 2>&1 || { cat "$TMP/uh.out"; exit 1; }
+}
+kubectl_once() {
+  i=1
+  while [ $i -le 20 ]; do
+    kc get configmap "cm$i" -n default -o json >/dev/null || exit 1
+    i=$((i + 1))
+  done
+  kc apply --server-side --field-manager=bench -f "$TMP/applied.yaml" >/dev/null || exit 1
+}
+reset_state() {   # so that every uphook run upgrades again
+  kc delete configmap -n kube-system uphook-bench --ignore-not-found >/dev/null
+  kc delete configmap -n default applied --ignore-not-found >/dev/null
+}
+now() { date +%s.%N; }
+
+kubectl_once            # warm kubectl's discovery cache, as on a node
+: >"$TMP/uh.times"; : >"$TMP/kc.times"
+r=0
+while [ $r -lt "$RUNS" ]; do
+  reset_state
+  t0=$(now); uphook_once; t1=$(now)
+  echo "$t1 - $t0" | bc >>"$TMP/uh.times"
+  reset_state
+  t0=$(now); kubectl_once; t1=$(now)
+  echo "$t1 - $t0" | bc >>"$TMP/kc.times"
+  r=$((r + 1))
+done
+median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+mu=$(median "$TMP/uh.times")
+mk=$(median "$TMP/kc.times")
+reset_state
+/usr/bin/time -v -o "$TMP/rss" sh -c "SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home $UH --kubeconfig $KC --addons $ADDONS --state-dir $TMP/state -q upgrade bench" >/dev/null 2>&1
+rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$TMP/rss")
+/usr/bin/time -v -o "$TMP/rss2" sh -c "HOME=$TMP/home KUBECONFIG=$KC kubectl --cache-dir $TMP/kcache get configmap cm1 -n default -o json" >/dev/null 2>&1
+krss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$TMP/rss2")
+printf '%-44s %10s\n' "20 GETs + 1 server-side apply ($RUNS runs)" "median s"
+printf '%-44s %10.3f\n' "uphook upgrade (one process, one connection)" "$mu"
+printf '%-44s %10.3f\n' "kubectl x 21" "$mk"
+printf 'ratio kubectl/uphook: %.1fx (goal >= 10x)\n' "$(echo "$mk / $mu" | bc -l)"
+printf 'peak RSS: uphook run %.1f MiB; one kubectl get %.1f MiB\n' \
+  "$(echo "$rss / 1024" | bc -l)" "$(echo "$krss / 1024" | bc -l)"
