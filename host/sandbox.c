@@ -309,8 +309,11 @@ static int sb_require(lua_State *L)
 {
   const char *name = luaL_checkstring(L, 1);
   const struct uh_embedded *e;
+  int mods;
+  lua_settop(L, 1);
   lua_getfield(L, LUA_REGISTRYINDEX, "uphook.modules");
-  if (lua_getfield(L, -1, name) != LUA_TNIL)
+  mods = lua_gettop(L);                         /* [name, modules] */
+  if (lua_getfield(L, mods, name) != LUA_TNIL)
     return 1;                                   /* cached */
   lua_pop(L, 1);
   e = strncmp(name, "uphook.", 7) ? uh_embedded_find(name) : NULL;
@@ -321,7 +324,7 @@ static int sb_require(lua_State *L)
     /* __uphook.require(name) -> source, chunkname (read by the broker) */
     lua_getfield(L, LUA_REGISTRYINDEX, "uphook.fetchmod");
     lua_pushstring(L, name);
-    lua_call(L, 1, 2);
+    lua_call(L, 1, 2);                          /* [.., src, chunkname] */
     if (lua_isnil(L, -2))
       return luaL_error(L, "module '%s' not found: not in the uphook "
                         "standard library nor in the addon folder", name);
@@ -330,13 +333,13 @@ static int sb_require(lua_State *L)
       return lua_error(L);
   }
   lua_pushstring(L, name);
-  lua_call(L, 1, 1);
+  lua_call(L, 1, 1);                            /* [.., module] */
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
     lua_pushboolean(L, 1);
   }
   lua_pushvalue(L, -1);
-  lua_setfield(L, -3, name);
+  lua_setfield(L, mods, name);
   return 1;
 }
 

@@ -25,6 +25,7 @@ end
 
 --- Where this run keeps its files.
 local function layout(o, c, addon)
+  addon.dir = must(c.sys.realpath(addon.dir))
   local dir = o.state_dir
   if not dir and o.offline then dir = must(c.sys.mkdtemp()) end
   dir = dir or (o.snap_common .. "/var/lib/uphook")

@@ -200,7 +200,9 @@ local function find_from(run, saved)
     stop(M.EARLY, string.format("cannot tell which version of %s is "
       .. "installed: no uphook state and the hook has no detect", run.addon))
   end
-  local v = run:call_phase("detect", ctx_of(run))[1]
+  local res = run:call_phase("detect", ctx_of(run))
+  local v, detected = res[1], res[2]
+  if type(detected) == "table" then run.detected = detected end
   if v == nil or v == run.null then
     stop(M.EARLY, string.format("%s does not look installed: detect found "
       .. "no version (enable it first)", run.addon))
@@ -235,8 +237,10 @@ local function body(run, o)
       .. "upgrades versions %s to %s", run.addon, run.from, run.hook.from,
       run.to))
   end
-  run.params = M.merge_params(run.hook.params,
-    not reset and saved and saved.params or nil, given)
+  -- without state, the parameters detect read back from the cluster
+  -- stand in for saved ones: the user keeps the settings they enabled with
+  run.params = M.merge_params(run.hook.params, not reset and (saved
+    and saved.params or run.detected) or nil, given)
   local ctx = ctx_of(run)
   run:call_phase("check", ctx)
   run:call_phase("upgrade", ctx)
@@ -254,7 +258,7 @@ local function new_run(o)
     journal_lib = o.c.journal, null = o.c.yaml.null,
     journal_path = o.journal_path, cache_dir = o.cache_dir,
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
-    entries = {}, records = {}, calls = {}, phase = "load",
+    entries = {}, records = {}, calls = {}, planned = {}, phase = "load",
     changed = false, clock_wall = o.clock_wall }, Run)
   run.deadline = o.c.sandbox.now() + (o.timeout or 900)
   run.handler = handler(run)

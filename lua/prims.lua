@@ -114,6 +114,14 @@ end
 
 local H = {}   -- handlers by primitive name
 
+--- Under plan nothing changes, so a delete followed by an apply of the
+--- same object (how immutable fields are migrated) must be simulated:
+--- run.planned[key] = false (would be deleted) or the object (would be
+--- recreated).
+local function pkey(kind, name, namespace)
+  return (kind:match("([^/]+)$")) .. "/" .. (namespace or "") .. "/" .. name
+end
+
 function H.kube_apply(run, objs, opts)
   opts = checkopts(opts, { namespace = true }, 2, "apply")
   checktype(opts.namespace, "string", 2, "apply", true)
@@ -124,7 +132,11 @@ function H.kube_apply(run, objs, opts)
     local key = ref(obj)
     local prior = run.backend:get(kinds.gvk(obj), key.name, key.namespace)
     local stored, action
-    if run.plan then
+    local pk = pkey(obj.kind, key.name, key.namespace)
+    if run.plan and run.planned[pk] ~= nil then
+      prior, stored, action = nil, obj, "created"
+      run.planned[pk] = obj
+    elseif run.plan then
       stored, action = run.backend:apply(obj, { dry_run = true })
     else
       rollback.record(run, { op = "kube", ref = key, prior = prior })
@@ -142,6 +154,10 @@ function H.kube_get(run, kind, name, namespace)
   checktype(kind, "string", 1, "get")
   checktype(name, "string", 2, "get")
   checktype(namespace, "string", 3, "get", true)
+  if run.plan then
+    local planned = run.planned[pkey(kind, name, namespace)]
+    if planned ~= nil then return planned or nil end
+  end
   return run.backend:get(kind, name, namespace)
 end
 
@@ -156,7 +172,7 @@ function H.kube_delete(run, kind, name, namespace, opts)
   checktype(name, "string", 2, "delete")
   checktype(namespace, "string", 3, "delete", true)
   opts = checkopts(opts, { allow_data_loss = true }, 4, "delete")
-  local prior = run.backend:get(kind, name, namespace)
+  local prior = H.kube_get(run, kind, name, namespace)
   if not prior then return false end
   local short = prior.kind
   if DATA_LOSS_KINDS[short] and opts.allow_data_loss ~= true then
@@ -166,7 +182,9 @@ function H.kube_delete(run, kind, name, namespace, opts)
   end
   need_kube(run, prior, "kube.delete")
   local key = ref(prior)
-  if not run.plan then
+  if run.plan then
+    run.planned[pkey(prior.kind, name, namespace)] = false
+  else
     rollback.record(run, { op = "kube", ref = key, prior = prior })
     run.backend:delete(kinds.gvk(prior), name, namespace)
     run.changed = true

@@ -211,8 +211,9 @@ function M.env(o)
   assert(type(o) == "table" and type(o.addon) == "string",
     "t.env: addon (the addon folder) is required")
   local offline = require "uphook.offline"
-  local env = setmetatable({ o = o, faults = {}, runs = {},
-    dir = resolve(o.addon) }, Env)
+  local dir = C.sys.realpath(resolve(o.addon))
+  if not dir then error("t.env: no addon folder " .. resolve(o.addon), 2) end
+  local env = setmetatable({ o = o, faults = {}, runs = {}, dir = dir }, Env)
   env.name = basename(env.dir)
   env.hook_path = env.dir .. "/upgrade.lua"
   env.source = read_cached(source_cache, env.hook_path)

@@ -44,3 +44,47 @@ t.case("choices are enforced", function()
   t.eq(r.code, 2)
   t.match(r.error, "must be one of blue, red")
 end)
+
+local function sc_env()
+  return t.env { addon = "addons/sc", cluster = "fixtures_sc.yaml" }
+end
+
+t.case("a module of the addon folder can be required", function()
+  local r = sc_env():upgrade {}
+  t.eq(r.code, 0, r.error)
+end)
+
+t.case("params detected from the cluster stand in for missing state", function()
+  local e = sc_env()
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(e:get("StorageClass", "fast").reclaimPolicy, "Retain")
+  t.eq(e:state().params["reclaim-policy"], "Retain")
+end)
+
+t.case("the command line beats detected params", function()
+  local e = sc_env()
+  t.eq(e:upgrade({ "--reclaim-policy=Delete" }).code, 0)
+  t.eq(e:get("StorageClass", "fast").reclaimPolicy, "Delete")
+end)
+
+t.case("plan of a delete and re-create shows both, changes nothing", function()
+  local e = sc_env()
+  local before = e:snapshot()
+  local r = e:plan {}
+  t.eq(r.code, 0, r.error)
+  local actions = {}
+  for _, p in ipairs(r.plan) do
+    if p.type == "kube" then actions[#actions + 1] = p.action end
+  end
+  t.eq(actions, { "deleted", "created" })
+  t.eq(e:snapshot(), before)
+end)
+
+t.case("an immutable change without re-create fails like a server", function()
+  local e = sc_env()
+  e:fail { on = "kube.delete", kind = "StorageClass" }
+  local r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, "injected fault")
+end)
