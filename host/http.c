@@ -383,9 +383,9 @@ static uh_err xfer_once(xfer *x, const char *url, int plain, char *msg,
   x->skipped = 0;
   rc = curl_easy_perform(x->c);
   curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &x->status);
-  if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && x->status >= 300 &&
-                         x->skipped <= REDIRECT_BODY_MAX))
-    return UH_OK;
+  if (rc == CURLE_OK || (x->status >= 300 && (rc == CURLE_FILESIZE_EXCEEDED ||
+      (rc == CURLE_WRITE_ERROR && x->skipped <= REDIRECT_BODY_MAX))))
+    return UH_OK;               /* the caller reports the status */
   if (rc == CURLE_WRITE_ERROR && x->out && x->out->err) {
     sink_describe(x->out, url, msg, msglen);
     return x->out->err;

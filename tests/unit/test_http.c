@@ -420,7 +420,8 @@ static void test_http_errors(void)
       "fails(http.download, dopts('/redirect/chain/1', ('0'):rep(64)),"
       "  'sha256 mismatch for ' .. BASE .. '/redirect/chain/1: expected '"
       "  .. ('0'):rep(64) .. ', got ' .. s)\n"
-      "fails(http.fetch, opts('/status/403'), 'HTTP 403')");
+      "fails(http.fetch, opts('/status/403'), 'HTTP 403')\n"
+      "fails(http.fetch, opts('/status/404', {max_bytes = 4}), 'HTTP 404')");
 }
 
 static void test_limits(void)
