@@ -6,17 +6,7 @@ local t = require "uphook.test"
 local NS = "kube-system"
 local VERSIONS = { "1.6.6", "1.8.0", "1.10.1" }
 
--- The addon folder as an absolute path (see hostpath-storage_test.lua:
--- lua/test.lua neither normalises "." nor makes a relative folder
--- absolute for addon.read).
-local function addon_dir()
-  local dir = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
-  if dir:sub(1, 1) ~= "/" then
-    dir = (os.getenv("PWD") or ".") .. "/" .. dir
-  end
-  return (dir:gsub("/%./", "/"):gsub("/%.$", ""))
-end
-local ADDON = addon_dir()
+local ADDON = "."      -- this folder (t.env paths are relative to the test file)
 
 -- kubelet's args file as MicroK8s ships it, after `enable dns`.
 local KUBELET = table.concat({

@@ -20,13 +20,12 @@
 --      default-class annotation are exactly the two parameters, so a user
 --      who enabled the addon before uphook existed, or who changed the
 --      class with kubectl since, keeps Retain or a non-default class;
---   3. ctx.params: saved by the last upgrade, else enable's defaults
---      (Delete, true) -- used when the class is missing.
+--   3. ctx.params: saved by the last upgrade, else what detect read back,
+--      else enable's defaults (Delete, true) -- used when the class is
+--      missing.
 -- `--reset-params` skips 2: defaults and the command line only.
--- `detect` cannot hand parameters to `upgrade` (SPEC §3), so `upgrade`
--- reads the live StorageClass itself. The live class wins over the saved
--- parameters because the engine saves ctx.params, which after a first
--- upgrade without state holds the defaults, not what was detected.
+-- Without state, `detect` returns the parameters it read from the class
+-- as its second value, so the engine saves them with the new version.
 local migrate = require "migrate"
 local manifest = require "manifest"
 local semver = require "semver"
@@ -212,9 +211,10 @@ local function ensure_class(ctx, objs)
       .. "the class is recreated; its volumes are not touched", CLASS, field,
       tostring(sc[field]), tostring(want[field]))
     kube.delete("StorageClass", CLASS)
-    if ctx.plan then
-      -- The deletion above only was recorded: a dry run of the new class
-      -- would be checked against the old one and refused (see the notes).
+    if ctx.plan and kube.get("StorageClass", CLASS) then
+      -- An engine whose plan does not simulate the deletion above (before
+      -- f7dcf1e) still shows the old class, and a dry run of the new one
+      -- would be refused as immutable: describe it instead.
       log.info("plan: would create StorageClass %s (reclaimPolicy %s, "
         .. "volumeBindingMode %s, default %s)", CLASS, want.reclaimPolicy,
         want.volumeBindingMode,
@@ -272,10 +272,12 @@ return {
     ["default-class"] = { default = "true", choices = { "true", "false" } },
   },
 
+  -- The version, and the parameters read back from the live class (the
+  -- engine merges them where saved parameters would go, and saves them).
   detect = function()
     local dep, sc = live()
     if not dep then return nil end
-    return installed_version(dep, sc)
+    return installed_version(dep, sc), params_of_class(sc)
   end,
 
   check = function(ctx)
