@@ -357,8 +357,8 @@ return {
     local changes = { ["--cluster-domain"] = s.domain }
     if ip then changes["--cluster-dns"] = ip end
     if config.set_args("kubelet", changes) then
-      log.info("--cluster-dns=%s --cluster-domain=%s: restarting kubelite",
-               tostring(ip), s.domain)
+      log.info("--cluster-dns=%s --cluster-domain=%s changed: kubelite "
+               .. "restarts", tostring(ip), s.domain)
       service.restart("kubelite")
     else
       log.info("--cluster-dns and --cluster-domain already match")
