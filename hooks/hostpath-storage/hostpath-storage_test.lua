@@ -358,6 +358,17 @@ t.case("a foreign microk8s-hostpath class stops the upgrade before any change",
     t.eq(e:snapshot(), before)
   end)
 
+t.case("a class deleted by hand is created again from the parameters", function()
+  local e = env("1.4.2", { state = { version = "1.4.2",
+    params = { ["reclaim-policy"] = "Retain", ["default-class"] = "false" } } })
+  e.backend:delete("storage.k8s.io/v1/StorageClass", CLASS)
+  local vols = volumes(e)
+  local sc = upgraded(e, e:upgrade {})
+  t.eq(sc.reclaimPolicy, "Retain", "the saved parameter, the class being gone")
+  t.eq(sc.metadata.annotations[DEFAULT], "false")
+  t.eq(volumes(e), vols)
+end)
+
 t.case("a user's label on the class survives its recreation", function()
   local e = env("1.1.0")
   e.backend:apply({ apiVersion = "storage.k8s.io/v1", kind = "StorageClass",
