@@ -41,9 +41,19 @@ static const char usage_text[] =
   "\n"
   "Run 'uphook <command> --help' for a command's own options.\n";
 
+/* Only set flags (and write(2), which is async-signal-safe): the broker
+ * polls uh_interrupted and rolls back.  During the rollback a second
+ * signal is refused, so that the rollback completes. */
 static void on_signal(int sig)
 {
+  static const char msg[] = "\nuphook: rolling back; it will finish "
+                            "before uphook exits\n";
   (void)sig;
+  if (uh_rolling_back) {
+    ssize_t r = write(2, msg, sizeof msg - 1);
+    (void)r;
+    return;
+  }
   uh_interrupted = 1;
 }
 

@@ -30,7 +30,7 @@
 #define CHILD_MT "uphook.child"
 #define GRACE 1.0   /* seconds the child gets to report its own timeout */
 
-volatile sig_atomic_t uh_interrupted;
+volatile sig_atomic_t uh_interrupted, uh_rolling_back;
 
 struct child {
   pid_t pid;
@@ -314,6 +314,12 @@ static int sb_interrupted(lua_State *L)
   return 1;
 }
 
+static int sb_rolling_back(lua_State *L)
+{
+  uh_rolling_back = lua_toboolean(L, 1);
+  return 0;
+}
+
 static int sb_prims(lua_State *L)
 {
   int i;
@@ -339,6 +345,7 @@ static const luaL_Reg sb_funcs[] = {
   { "interrupted", sb_interrupted },
   { "now", sb_now },
   { "prims", sb_prims },
+  { "rolling_back", sb_rolling_back },
   { "spawn", sb_spawn },
   { NULL, NULL }
 };

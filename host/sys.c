@@ -202,7 +202,15 @@ static int sys_getenv(lua_State *L)
   return 1;
 }
 
+/* Test-only crash injection (UPHOOK_CRASH_AFTER): die at once, as a
+ * power cut would, leaving the journal for `uphook recover`. */
+static int sys_crash(lua_State *L)
+{
+  _exit((int)luaL_optinteger(L, 1, 99));
+}
+
 static const luaL_Reg sys_funcs[] = {
+  { "crash", sys_crash },
   { "getenv", sys_getenv },
   { "hostname", sys_hostname },
   { "isatty", sys_isatty },

@@ -43,12 +43,24 @@ local function layout(o, c, addon)
   return L
 end
 
-function M.backend_for(o, c, report)
+---The backend and transfer backend; L (a layout) makes an offline world
+---persistent under its state dir.
+function M.backend_for(o, c, report, L)
   if o.offline then
-    local text = must(c.sys.read(o.offline), "no fixture " .. o.offline)
+    local world = L and (L.state_dir .. "/offline")
+    local path = o.offline
+    if world and c.sys.kind(world .. "/cluster.yaml") == "file" then
+      path = world .. "/cluster.yaml"
+    end
+    local text = must(c.sys.read(path), "no fixture " .. path)
     local ok, objs = pcall(c.yaml.decode_all, text)
-    if not ok then error(o.offline .. ": " .. tostring(objs), 0) end
-    return offline.cluster(c, objs, c.sys.hostname()), offline.net(c, {})
+    if not ok then error(path .. ": " .. tostring(objs), 0) end
+    local b = offline.cluster(c, objs, c.sys.hostname())
+    if world then
+      must(c.sys.mkdirs(world))
+      b = offline.persistent(c, b, world, "cluster.yaml")
+    end
+    return b, offline.net(c, {})
   end
   local ok, live = pcall(require, "uphook.live")
   if not ok then
@@ -114,7 +126,7 @@ local function upgrade(o, c, report)
   end
   local lock, lerr = node_lock(o, c, o.command)
   if not lock then report:error(lerr); return engine.LOCKED end
-  local backend, net = M.backend_for(o, c, report)
+  local backend, net = M.backend_for(o, c, report, L)
   local argv = {}
   for i = 2, #o.operands do argv[#argv + 1] = o.operands[i] end
   local code, run = engine.run { command = o.command, addon = addon.name,
@@ -140,7 +152,8 @@ local function recover(o, c, report)
   local lock, lerr = node_lock(o, c, "recover")
   if not lock then report:error(lerr); return engine.LOCKED end
   local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}
-  local run = { addon = o.addon.name, backend = (M.backend_for(o, c, report)),
+  local run = { addon = o.addon.name,
+    backend = (M.backend_for(o, c, report, L)),
     roots = begin.roots or L.roots, fs = c.fs, report = report,
     journal_lib = c.journal, journal_path = L.journal_path }
   if torn then report:log("warn", "the journal's last record was torn "
@@ -156,6 +169,15 @@ local function recover(o, c, report)
     return engine.STUCK
   end
   c.journal.remove(L.journal_path)
+  -- the interrupted run's Lease was ours: release it
+  local lease = run.backend:get("coordination.k8s.io/v1/Lease",
+    "uphook-" .. o.addon.name, "kube-system")
+  local holder = lease and lease.spec and lease.spec.holderIdentity or ""
+  if holder:sub(1, #c.sys.hostname() + 1) == c.sys.hostname() .. "/" then
+    run.backend:delete("coordination.k8s.io/v1/Lease",
+      "uphook-" .. o.addon.name, "kube-system")
+    report:info("released the Lease of the interrupted upgrade")
+  end
   report:info(string.format("Recovered %s: %d change%s undone.",
     o.addon.name, #restored, #restored == 1 and "" or "s"))
   return engine.OK

@@ -153,6 +153,9 @@ end
 
 local function handler(run)
   return function(name, args)
+    if run.c.sandbox.interrupted() then
+      error("interrupted by a signal", 0)
+    end
     local ok, r1, r2, r3 = pcall(prims.dispatch, run, name, args)
     if ok then return r1, r2, r3 end
     if type(r1) == "table" then error(r1.message or "error", 0) end
@@ -164,9 +167,12 @@ function Run:call_phase(name, ctx)
   self.phase = name
   local ok, value, kind, trace = self.child:run(name, ctx, self.handler)
   if ok then return value end
+  if self.c.sandbox.interrupted() then
+    kind, value = "interrupted", "interrupted by a signal during " .. name
+  end
   self.trace = trace
   if kind ~= "error" then self.fatal = true end
-  stop(self.changed and M.FAILED or M.EARLY,
+  stop((self.changed or kind == "interrupted") and M.FAILED or M.EARLY,
     kind == "error" and (name .. " failed: " .. tostring(value))
     or tostring(value))
 end
@@ -261,6 +267,7 @@ local function new_run(o)
     entries = {}, records = {}, calls = {}, planned = {}, phase = "load",
     changed = false, clock_wall = o.clock_wall }, Run)
   run.deadline = o.c.sandbox.now() + (o.timeout or 900)
+  run.crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "")
   run.handler = handler(run)
   return run
 end
@@ -273,7 +280,9 @@ local function fail(run, err)
   end
   run.error = err.message
   if err.code == M.FAILED or run.changed then
+    run.c.sandbox.rolling_back(true)
     local ok, problems, restored = rollback.undo(run, run.records)
+    run.c.sandbox.rolling_back(false)
     run.restored = restored
     if not ok then
       run.problems = problems

@@ -56,6 +56,28 @@ function M.cluster(c, objects, hostname, seed)
   return cluster.new(o)
 end
 
+---Write the mock world through to a file after every change, so that a
+---later `uphook --offline ... --state-dir D` (recover, a second upgrade)
+---sees it: this is what lets crash tests kill uphook between changes.
+function M.persistent(c, backend, dir, file)
+  local function save()
+    local objs = backend:objects()
+    local ok, err = c.fs.write(dir, file, c.yaml.encode_all(objs))
+    if not ok then error("cannot save the offline cluster: "
+      .. tostring(err), 0) end
+  end
+  local w = setmetatable({}, { __index = backend })
+  for _, m in ipairs { "apply", "create", "replace", "delete" } do
+    w[m] = function(self, a, b, ...)
+      local r1, r2 = backend[m](backend, a, b, ...)
+      if not (m == "apply" and b and b.dry_run) then save() end
+      return r1, r2
+    end
+  end
+  w.save = save
+  return w
+end
+
 ---Transfers answered from a table: url -> {body=, file=, status=}.
 ---The verify-and-cache step is the live one (http.store).
 function M.net(c, downloads)

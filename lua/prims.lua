@@ -141,7 +141,7 @@ function H.kube_apply(run, objs, opts)
     else
       rollback.record(run, { op = "kube", ref = key, prior = prior })
       stored, action = run.backend:apply(obj, {})
-      run.changed = true
+      rollback.changed(run)
     end
     plan.kube(run, action, key, prior, stored)
     results[#results + 1] = { kind = obj.kind, name = key.name,
@@ -187,7 +187,7 @@ function H.kube_delete(run, kind, name, namespace, opts)
   else
     rollback.record(run, { op = "kube", ref = key, prior = prior })
     run.backend:delete(kinds.gvk(prior), name, namespace)
-    run.changed = true
+    rollback.changed(run)
   end
   plan.kube(run, "deleted", key, prior, nil, opts.allow_data_loss)
   return true
@@ -370,7 +370,7 @@ function H.service_restart(run, name)
   if not run.plan then
     rollback.record(run, { op = "restart", service = name })
     run.backend:restart(name)
-    run.changed = true
+    rollback.changed(run)
   end
   plan.restart(run, name)
 end
@@ -434,7 +434,7 @@ local function change_file(run, root, dir, rel, new, mode)
     else
       ok_or_raise(run.fs.write(dir, rel, new, mode))
     end
-    run.changed = true
+    rollback.changed(run)
   end
   plan.file(run, root .. ":" .. rel, prior, new)
   return true
@@ -595,7 +595,7 @@ function H.config_install(run, downloaded, path, opts)
   if run.plan then return end
   rollback.record_backup(run, root, dir, rel)
   ok_or_raise(run.fs.install(src, dir, rel, opts.mode or "0644"))
-  run.changed = true
+  rollback.changed(run)
 end
 
 --- addon, log, internal ----------------------------------------------------

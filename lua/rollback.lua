@@ -47,6 +47,17 @@ function M.record(run, rec)
   run.records[#run.records + 1] = rec
 end
 
+---Mark that a journaled change happened (exit 1 from now on). The
+---test-only UPHOOK_CRASH_AFTER=N makes uphook die right after the Nth
+---change, as a power cut would, for the crash-injection tests.
+function M.changed(run)
+  run.changed = true
+  run.nchanges = (run.nchanges or 0) + 1
+  if run.crash_after and run.nchanges == run.crash_after then
+    run.c.sys.crash(99)
+  end
+end
+
 ---Keep the prior bytes of a file (hard link or copy) and record them.
 function M.record_backup(run, root, dir, rel)
   journal(run)

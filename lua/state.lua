@@ -4,6 +4,8 @@
 --- params as YAML, history as YAML: the last 10 upgrades). The lock is
 --- the Lease uphook-<addon> in kube-system. Both go through the backend,
 --- so the mock keeps them exactly as a live cluster does.
+local rollback = require "uphook.rollback"
+
 local M = {}
 
 local NS = "kube-system"
@@ -55,11 +57,11 @@ function M.commit(run, saved)
                                       or run.yaml.array and {} or {}),
              history = run.yaml.encode(history) } }
   local prior = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
-  require("uphook.rollback").record(run, { op = "kube",
+  rollback.record(run, { op = "kube",
     ref = { apiVersion = "v1", kind = "ConfigMap", name = cm_name(run.addon),
             namespace = NS }, prior = prior })
   run.backend:apply(obj, {})
-  run.changed = true
+  rollback.changed(run)
 end
 
 --- Lease -----------------------------------------------------------------------
