@@ -5,15 +5,8 @@ local FIXTURE = "fixtures/cluster-v1.8.0.yaml"
 local DEPLOYMENTS = { "cert-manager-cainjector", "cert-manager",
                       "cert-manager-webhook" }
 
--- The addon folder as an absolute path: t.env resolves `addon` against
--- the test file's path as given, and a relative root breaks addon.read
--- under `uphook test hooks/cert-manager` (see
--- docs/hooks-metallb-metrics-cert.md).
-local HERE = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
-if HERE:sub(1, 1) ~= "/" then HERE = (os.getenv("PWD") or ".") .. "/" .. HERE end
-
 local function env(extra)
-  local o = { addon = HERE, cluster = FIXTURE }
+  local o = { addon = ".", cluster = FIXTURE }
   for k, v in pairs(extra or {}) do o[k] = v end
   return t.env(o)
 end

@@ -2,13 +2,6 @@ local t = require "uphook.test"
 
 local NS = "kube-system"
 
--- The addon folder as an absolute path: t.env resolves `addon` against
--- the test file's path as given, and a relative root breaks addon.read
--- under `uphook test hooks/metrics-server` (see
--- docs/hooks-metallb-metrics-cert.md).
-local HERE = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
-if HERE:sub(1, 1) ~= "/" then HERE = (os.getenv("PWD") or ".") .. "/" .. HERE end
-
 -- A MicroK8s kubelet args file before enable touched it ...
 local KUBELET = table.concat({
   "--kubeconfig=${SNAP_DATA}/credentials/kubelet.config",
@@ -30,7 +23,7 @@ local KUBELET_ENABLED = KUBELET .. "--authentication-token-webhook=true\n"
 
 local function env(o)
   o = o or {}
-  local e = { addon = HERE, cluster = "fixtures/" .. (o.fixture
+  local e = { addon = ".", cluster = "fixtures/" .. (o.fixture
     or "cluster-v0.5.2-amd64.yaml"), args = { kubelet = o.kubelet
     or KUBELET_ENABLED }, state = o.state }
   return t.env(e)
@@ -107,6 +100,8 @@ t.case("no state: the live nodeSelector arch is kept, not this node's", function
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
   t.eq(arch(e), "arm64")
+  -- detect read it back, so it is saved like a parameter given by hand
+  t.eq(e:state().params.arch, "arm64")
 end)
 
 t.case("--arch on the command line overrides the live one, and is saved", function()
@@ -122,7 +117,7 @@ t.case("a bad --arch is refused before any change", function()
   local before = e:snapshot()
   local r = e:upgrade { "--arch=x86" }
   t.eq(r.code, 4)
-  t.match(r.error, '"x86" %(from %-%-arch%) is not a Kubernetes node architecture')
+  t.match(r.error, '"x86" %(from the parameters%) is not a Kubernetes node architecture')
   t.eq(e:snapshot(), before)
 end)
 

@@ -24,7 +24,7 @@ local ARCHES = { amd64 = true, arm64 = true, arm = true, ppc64le = true,
 
 --- The architecture to schedule on, and where it came from.
 local function arch(ctx)
-  if ctx.params.arch ~= "" then return ctx.params.arch, "--arch" end
+  if ctx.params.arch ~= "" then return ctx.params.arch, "the parameters" end
   local d = kube.get("Deployment", NAME, NS)
   local sel = d and d.spec and d.spec.template and d.spec.template.spec
               and d.spec.template.spec.nodeSelector
@@ -47,17 +47,23 @@ return {
     arch = { default = "" },
   },
 
+  -- The version, and the parameters read back from the cluster (the
+  -- live nodeSelector), which stand in for saved ones without state.
   detect = function(ctx)
     local d = kube.get("Deployment", NAME, NS)
     if not d then return nil end
     local tag = manifest.image_tag(d, NAME)
-    return tag and tag:match("^v?(%d+%.%d+%.%d+)$") or nil
+    local version = tag and tag:match("^v?(%d+%.%d+%.%d+)$") or nil
+    local sel = d.spec and d.spec.template and d.spec.template.spec
+                and d.spec.template.spec.nodeSelector
+    local live = type(sel) == "table" and sel["kubernetes.io/arch"] or nil
+    return version, { arch = type(live) == "string" and live or "" }
   end,
 
   check = function(ctx)
     local a, from = arch(ctx)
     if not ARCHES[a or ""] then
-      error(string.format("--arch: %q (from %s) is not a Kubernetes node "
+      error(string.format("arch: %q (from %s) is not a Kubernetes node "
         .. "architecture (amd64, arm64, arm, ppc64le, s390x, riscv64)",
         tostring(a), from), 0)
     end
