@@ -1,0 +1,418 @@
+---@meta
+--- uphook hook environment: LuaLS definitions (`---@meta`, never run).
+---
+--- The globals an `upgrade.lua` hook sees (SPEC §3, §4), as the sandbox
+--- builds them (host/sandbox.c) and the broker implements them
+--- (lua/prims.lua). Installed to `$(PREFIX)/share/uphook/meta/`; point
+--- lua-language-server's `workspace.library` there (docs/luarc.json).
+---
+--- tests/cli/stubs_test.py compares every function below with the names
+--- the sandbox registers and the broker handles, and fails on drift.
+---
+--- Besides these, a hook has the Lua standard library minus everything
+--- that reaches the outside world. Exactly these names (the allow list
+--- of host/sandbox.c; checked by the same test):
+-- allow basic: _G _VERSION assert collectgarbage error getmetatable ipairs load next pairs pcall rawequal rawget rawlen rawset require select setmetatable tonumber tostring type xpcall
+-- allow string: byte char find format gmatch gsub len lower match pack packsize rep reverse sub unpack upper
+-- allow table: concat insert move pack remove sort unpack
+-- allow math: abs ceil cos deg exp floor fmod huge log max maxinteger min mininteger modf pi rad random randomseed sin sqrt tan tointeger type ult
+-- allow utf8: char charpattern codepoint codes len offset
+--- Changed on the way in: `load` compiles text only (binary chunks are
+--- refused) and takes no `mode`; `setmetatable` refuses `__gc`;
+--- `collectgarbage` answers only `"count"`; `require` loads the
+--- standard library (`semver`, `migrate`, `manifest`, `retry`) and the
+--- `.lua` files of the addon's own folder; `string.rep` of empty strings
+--- returns at once. Gone: `print` (use `log.info`), `dofile`,
+--- `loadfile`, `string.dump`, `coroutine`, `io`, `os`, `debug`,
+--- `package`. Globals are strict: reading or assigning an undeclared
+--- global is an error.
+
+-- Types ---------------------------------------------------------------------
+
+---A Kubernetes object as a Lua table: the API's JSON, field for field.
+---@class uphook.Object
+---@field apiVersion string
+---@field kind string
+---@field metadata uphook.ObjectMeta
+---@field spec? table
+---@field status? table
+---@field data? table<string, string>
+---@field [string] any
+
+---@class uphook.ObjectMeta
+---@field name string
+---@field namespace? string
+---@field labels? table<string, string>
+---@field annotations? table<string, string>
+---@field uid? string
+---@field resourceVersion? string
+---@field generation? integer
+---@field [string] any
+
+---One entry of `kube.apply`'s result.
+---@class uphook.ApplyResult
+---@field kind string
+---@field name string
+---@field namespace? string
+---@field action "created"|"configured"|"unchanged"
+
+---@class uphook.ApplyOpts
+---@field namespace? string fills in a missing `metadata.namespace` (namespaced kinds only)
+
+---@class uphook.ListOpts
+---@field namespace? string only this namespace (default: all)
+---@field labels? table<string, string> label selector, every pair must match (`{app = "x"}`)
+
+---@class uphook.DeleteOpts
+---@field allow_data_loss? boolean needed to delete a PersistentVolume, PersistentVolumeClaim, Namespace or CustomResourceDefinition; `plan` lists such deletions under DATA LOSS
+
+---@class uphook.RolloutOpts
+---@field timeout? number seconds (default 300, never past `--timeout`)
+
+---@class uphook.WaitOpts
+---@field condition string the condition type that must become `"True"` (`Established`, `Available`, ...)
+---@field timeout? number seconds (default 300, never past `--timeout`)
+
+---@class uphook.DownloadOpts
+---@field sha256? string expected SHA-256, 64 hex digits (this or `sha256_url` is required)
+---@field sha256_url? string a checksum file (GNU `sum  name` or BSD `SHA256 (name) = sum`), matched by the URL's file name; needs its own `net:` permission
+---@field max_bytes? integer size cap (default 2 GiB)
+
+---@class uphook.FetchOpts
+---@field sha256? string when given, the body must hash to it
+---@field max_bytes? integer size cap (default 16 MiB)
+
+---@class uphook.WriteOpts
+---@field mode? string octal permission string such as `"0600"` (default `"0644"`, also when the file exists: its old mode is not kept)
+
+---@class uphook.InstallOpts
+---@field mode? string octal permission string (default `"0644"`; `"0755"` for binaries)
+
+---An entry of `nodes.list()`.
+---@class uphook.Node
+---@field name string
+---@field ready boolean the Ready condition is True
+---@field roles string[] from the `node-role.kubernetes.io/<role>` labels, sorted
+---@field arch? string label `kubernetes.io/arch` (`amd64`, `arm64`, ...)
+---@field os? string label `kubernetes.io/os`
+---@field kubelet_version? string `status.nodeInfo.kubeletVersion`
+---@field labels table<string, string>
+---@field addresses {type: string, address: string}[]
+---@field unschedulable boolean
+
+---The YAML/JSON null (a light userdata): `yaml.null == json.null`.
+---@class uphook.null: lightuserdata
+
+-- The hook file ------------------------------------------------------------------
+
+---A declared parameter of the addon (`--name=value` on the command line).
+---@class uphook.Param
+---@field default? string the value when neither saved state nor the command line gives one
+---@field choices? string[] the only values accepted (others: exit 2)
+
+---What `upgrade.lua` returns (SPEC §3). The host checks it on load: a
+---missing or mistyped field is exit 4 naming the field.
+---@class uphook.Hook
+---@field version string the version this hook installs (semver)
+---@field from string the installed versions it upgrades (npm-style range, e.g. `">=1.1.0 <1.4.2"`)
+---@field description? string one line shown by `uphook list` and `plan`
+---@field permissions string[] everything the hook may change: `kube:<namespace>`, `kube:*`, `kube:cluster`, `net:<host>`, `net:http://<host>`, `args:<service>`, `bin:<file>`, `restart:kubelite`, `restart:microk8s.daemon-<name>`
+---@field params? table<string, uphook.Param> the addon's user parameters
+---@field detect? fun(ctx: uphook.Ctx): (version: string|nil, params: table<string, string>|nil) the installed version when no state records it (nil: not installed), and optionally the parameters read back from the cluster, used in place of saved ones; read-only
+---@field check? fun(ctx: uphook.Ctx) preflight: raise to stop before any change (exit 4); read-only
+---@field upgrade fun(ctx: uphook.Ctx) the changes; an error rolls every journaled change back (exit 1)
+---@field verify? fun(ctx: uphook.Ctx) post-checks and waits, read-only; an error rolls back (exit 1)
+
+---The context every phase receives. It is a fresh copy for each phase:
+---what a phase stores in it is not seen by the next one (keep such data in
+---a local of the hook file instead).
+---@class uphook.Ctx
+---@field addon string the addon's name
+---@field from string|nil the installed version (nil in `detect`, which finds it)
+---@field to string the hook's `version`
+---@field params table<string, string>|nil merged parameters: declared defaults, then saved (or detected) ones, then the command line (nil in `detect`)
+---@field args string[] the raw command-line arguments after the addon name
+---@field positional string[] the arguments that are not `--options` (legacy positional syntax, `dns 1.1.1.1,8.8.8.8`)
+---@field plan boolean true under `uphook plan`: mutating primitives only record
+---@field dir string the addon folder (absolute path; for messages, files are read with `addon.read`)
+
+-- kube ---------------------------------------------------------------------
+
+---The Kubernetes API. Kinds are a Kind (`Deployment`) or
+---`group/version/Kind` (`apps/v1/Deployment`, `v1/ConfigMap`) to pin a
+---version. Cluster-scoped objects take namespace nil.
+kube = {}
+
+---✎ Server-side apply (field manager `uphook`, conflicts forced). Every
+---object gets the label `addon.microk8s.io/name=<addon>` and the
+---annotation `addon.microk8s.io/version=<to>`. Needs `kube:<namespace>`
+---(or `kube:*`), `kube:cluster` for cluster-scoped objects. Journaled;
+---under plan a server dry run.
+---@param objs string|uphook.Object|uphook.Object[] a YAML string (one or many documents), one object or a list
+---@param opts? uphook.ApplyOpts
+---@return uphook.ApplyResult[]
+function kube.apply(objs, opts) end
+
+---Read one object.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@return uphook.Object|nil obj nil when absent
+function kube.get(kind, name, namespace) end
+
+---List objects of a kind.
+---@param kind string
+---@param opts? uphook.ListOpts
+---@return uphook.Object[]
+function kube.list(kind, opts) end
+
+---✎ Delete one object. Refuses PersistentVolume, PersistentVolumeClaim,
+---Namespace and CustomResourceDefinition unless `opts.allow_data_loss`.
+---Journaled: a rollback recreates it.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@param opts? uphook.DeleteOpts
+---@return boolean deleted false when it was already absent
+function kube.delete(kind, name, namespace, opts) end
+
+---Wait until a Deployment, DaemonSet or StatefulSet finished rolling out
+---(observedGeneration caught up, every replica updated and available), as
+---`kubectl rollout status` decides. On timeout the error names the object
+---and its last status (`2/3 replicas updated`). Under plan: recorded, returns at once.
+---@param kind "Deployment"|"DaemonSet"|"StatefulSet"|string
+---@param name string
+---@param namespace? string
+---@param opts? uphook.RolloutOpts
+---@return true
+function kube.rollout(kind, name, namespace, opts) end
+
+---Wait until `opts.condition` of the object is `"True"`. On timeout the
+---error names the object and the condition last seen. Under plan:
+---recorded, returns at once.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@param opts uphook.WaitOpts
+---@return true
+function kube.wait(kind, name, namespace, opts) end
+
+-- net ------------------------------------------------------------------------
+
+---Downloads. https only, unless the hook declares `net:http://<host>`; at
+---most 5 redirects, each to a declared host, never to another scheme;
+---proxies from the usual environment variables.
+net = {}
+
+---✎ Download a verified file into the sha256 cache (a rerun downloads
+---nothing). Needs `net:<host>`. On a checksum mismatch the file is
+---removed and the error shows both sums. Under plan: nothing is
+---downloaded (`--plan-fetch` checks the URL answers).
+---@param url string
+---@param opts uphook.DownloadOpts
+---@return string token `"cache:<sha256>"`, for `config.install` and `hash.file`
+function net.download(url, opts) end
+
+---Fetch a small document into memory. Needs `net:<host>`. Allowed in every phase.
+---@param url string
+---@param opts? uphook.FetchOpts
+---@return string body
+function net.fetch(url, opts) end
+
+-- hash -------------------------------------------------------------------------
+
+---Checksums.
+hash = {}
+
+---SHA-256 of a string (computed in the hook, no broker call).
+---@param s string
+---@return string hex lowercase, 64 digits
+function hash.sha256(s) end
+
+---SHA-256 of a file: a `root:path` (see `config`) or a `net.download` token.
+---@param path string
+---@return string hex lowercase, 64 digits
+function hash.file(path) end
+
+-- config -----------------------------------------------------------------------
+
+---Files on the node. Paths are `root:relative` and never leave their
+---root (no `..`, no absolute paths, symlinks not followed out):
+---`args:` = `$SNAP_DATA/args/` (write needs `args:<service>`),
+---`bin:` = `$SNAP_DATA/bin/` (write needs `bin:<file>`),
+---`addon:` = the addon folder (read-only),
+---`state:` = this addon's private folder under the state dir (read/write,
+---no permission).
+config = {}
+
+---Read a file.
+---@param path string `root:relative`
+---@return string|nil content nil when the file does not exist
+function config.read(path) end
+
+---✎ Write a file atomically (temporary file, fsync, rename). Journaled:
+---a rollback restores the previous content. Writing the content it
+---already has changes nothing.
+---@param path string `root:relative`
+---@param content string
+---@param opts? uphook.WriteOpts
+function config.write(path, content, opts) end
+
+---✎ Remove a file. Journaled.
+---@param path string `root:relative`
+---@return boolean removed false when it was already absent
+function config.remove(path) end
+
+---✎ Put a downloaded file in place atomically. Journaled: the previous
+---file is backed up for the rollback.
+---@param downloaded string the token `net.download` returned
+---@param path string `root:relative` destination (`bin:` usually)
+---@param opts? uphook.InstallOpts
+function config.install(downloaded, path, opts) end
+
+---Parse an args file of `$SNAP_DATA/args/` (`--flag=value`, `--flag
+---value` or bare `--flag` lines; comments ignored). A missing file is an
+---empty table.
+---@param service string e.g. `"kubelet"`, `"kube-apiserver"`
+---@return table<string, string|true> flags `{["--flag"] = "value" | true}`
+function config.args(service) end
+
+---✎ Edit an args file: other lines, comments and order are kept. Needs
+---`args:<service>`. Journaled.
+---@param service string
+---@param changes table<string, string|boolean> `--flag` to a string (set), true (bare flag) or false (remove)
+---@return boolean changed false when the file already said so
+function config.set_args(service, changes) end
+
+-- nodes and services -------------------------------------------------------------
+
+---The cluster's nodes.
+nodes = {}
+
+---Every node of the cluster.
+---@return uphook.Node[]
+function nodes.list() end
+
+---The node uphook runs on (matched by name or the
+---`kubernetes.io/hostname` label); an error when none matches.
+---@return uphook.Node
+function nodes.this() end
+
+---MicroK8s services on this node.
+service = {}
+
+---✎ Restart `kubelite` or a `microk8s.daemon-*` service (through
+---`snapctl restart`). Needs `restart:<name>`. A rollback restarts it again
+---on the restored settings.
+---@param name string `"kubelite"` or `"microk8s.daemon-<name>"`
+function service.restart(name) end
+
+-- addon, data, log ---------------------------------------------------------------
+
+---The addon's own folder.
+addon = {}
+
+---Content of a file in the addon's folder (manifests, templates); an
+---error naming the addon when it does not exist.
+---@param relpath string
+---@return string
+function addon.read(relpath) end
+
+---YAML as Kubernetes reads it (`yes`, `on`, `true` are booleans; quoted
+---scalars are strings); the encoder quotes every string that would
+---resolve to something else (`"yes"`, `"1.0"`, `"0755"`, `""`). Decoded
+---sequences stay sequences when re-encoded, even empty ones.
+yaml = {}
+
+---Decode one YAML document.
+---@param s string
+---@return any
+function yaml.decode(s) end
+
+---Decode every document of a YAML stream.
+---@param s string
+---@return any[]
+function yaml.decode_all(s) end
+
+---Encode one value as a YAML document.
+---@param v any
+---@return string
+function yaml.encode(v) end
+
+---Encode a list of values as a multi-document YAML stream.
+---@param list any[]
+---@return string
+function yaml.encode_all(list) end
+
+---Mark a table as a sequence, so that it encodes as `[]` even when empty.
+---@generic T: table
+---@param t? T a new empty table when nil
+---@return T t the same table
+function yaml.array(t) end
+
+---Whether a table encodes as a sequence (marked, or keys exactly 1..n).
+---@param t any
+---@return boolean
+function yaml.isarray(t) end
+
+---The null value (`~`, `null`): the same value as `json.null`.
+---@type uphook.null
+yaml.null = nil
+
+---JSON (jansson), with the same null and array conventions as `yaml`.
+json = {}
+
+---Decode a JSON text.
+---@param s string
+---@return any
+function json.decode(s) end
+
+---Encode a value as compact JSON.
+---@param v any
+---@return string
+function json.encode(v) end
+
+---Mark a table as an array, so that it encodes as `[]` even when empty.
+---@generic T: table
+---@param t? T a new empty table when nil
+---@return T t the same table
+function json.array(t) end
+
+---Whether a table encodes as an array.
+---@param t any
+---@return boolean
+function json.isarray(t) end
+
+---The null value: the same value as `yaml.null`.
+---@type uphook.null
+json.null = nil
+
+---Output for the user, formatted with `string.format`.
+log = {}
+
+---An information line.
+---@param fmt string
+---@param ... any
+function log.info(fmt, ...) end
+
+---A warning (stderr in human output).
+---@param fmt string
+---@param ... any
+function log.warn(fmt, ...) end
+
+---A numbered step heading; also a heading in the plan.
+---@param fmt string
+---@param ... any
+function log.step(fmt, ...) end
+
+-- internal -----------------------------------------------------------------------
+
+---Host internals used by the standard library. Not for hooks.
+---@package
+__uphook = {}
+
+---Sleep (the mock clock under `uphook test`: costs no real time). Used by
+---`retry`; bounded by `--timeout`.
+---@package
+---@param seconds number
+function __uphook.sleep(seconds) end

@@ -1,0 +1,182 @@
+---@meta uphook.test
+--- uphook.test: the hook-test harness (SPEC §6), LuaLS definitions.
+---
+--- ```lua
+--- local t = require "uphook.test"
+--- t.case("1.1.0 -> 1.6.0 keeps Retain", function()
+---   local env = t.env { addon = ".", cluster = "fixtures/cluster-1.1.0.yaml" }
+---   local r = env:upgrade { "--reclaim-policy=Retain" }
+---   t.eq(r.code, 0, r.error)
+---   t.eq(env:get("StorageClass", "microk8s-hostpath").reclaimPolicy, "Retain")
+--- end)
+--- ```
+---
+--- `uphook test [path...]` runs every `*_test.lua` under the paths; each
+--- `t.env` is a fresh mock cluster and a fresh sandbox. Implemented in
+--- lua/test.lua; tests/cli/stubs_test.py checks that the names agree.
+
+---@class uphook.test
+local t = {}
+
+---Register a test case.
+---@param name string shown in the output and matched by `--filter`
+---@param fn fun()
+function t.case(name, fn) end
+
+---Register a skipped case: reported as skipped, never silent.
+---@param name string
+---@param why string
+function t.skip(name, why) end
+
+---Assert deep equality (tables compared key by key); the message names
+---the path of the first difference.
+---@param actual any
+---@param expected any
+---@param msg? string prefix of the failure message
+function t.eq(actual, expected, msg) end
+
+---Assert that `v` is truthy; returns it.
+---@generic T
+---@param v T
+---@param msg? string
+---@return T
+function t.ok(v, msg) end
+
+---Assert that `s` is a string matching the Lua pattern.
+---@param s any
+---@param pattern string
+function t.match(s, pattern) end
+
+---Assert that `fn` raises an error matching `pattern` (when given);
+---returns the error message.
+---@param fn fun()
+---@param pattern? string
+---@return string message
+function t.err(fn, pattern) end
+
+---Render a value for messages (bounded depth and size).
+---@param v any
+---@return string
+function t.repr(v) end
+
+---Deep equality without raising.
+---@param a any
+---@param b any
+---@return boolean equal
+---@return string? path where they first differ
+function t.deep_equal(a, b) end
+
+---A file to serve for a URL: a fixture path, or `{body=, status=}`.
+---@alias uphook.test.Download string|{file?: string, body?: string, status?: integer}
+
+---@class uphook.test.EnvOpts
+---@field addon string the addon folder, relative to the test file (`"."` for the test's own folder) or absolute
+---@field cluster? string a YAML file of objects seeded into the mock cluster (nodes too)
+---@field state? {version?: string, params?: table<string, string>, history?: table[]} seeds the state ConfigMap `uphook-<addon>`
+---@field args? table<string, string> args files by service name (`{kubelet = "--cluster-dns=...\n"}`)
+---@field files? table<string, string> other files by `root:path` (`{["bin:helm"] = "..."}`)
+---@field downloads? table<string, uphook.test.Download> what each URL serves
+---@field hostname? string the node uphook runs on (default: the first Node of `cluster`)
+---@field timeout? number `--timeout` of each run (default 60; mock-clock seconds)
+---@field memory_limit? integer `--memory-limit` in MiB (default 256)
+
+---A fault for `env:fail`: it fires at a matching change, after `after`
+---matches have gone through.
+---@class uphook.test.Fault
+---@field on "kube.apply"|"kube.delete"|"service.restart"|"config.write"|"config.remove"|"config.install"|"config.set_args"
+---@field kind? string only objects of this kind
+---@field name? string only this object name (the service for `service.restart`, the service of `config.set_args`)
+---@field path? string only this `root:path` (config.write, config.remove; for config.install the path relative to its root)
+---@field error? string the message (default `injected fault in <on>`)
+---@field code? integer the API status code (default 500)
+---@field after? integer let this many matches succeed first
+
+---The result of `env:upgrade` or `env:plan`.
+---@class uphook.test.Result
+---@field code integer the exit code uphook would give (SPEC §1)
+---@field error? string the error message when the run failed
+---@field log string[] every line the hook logged, and errors
+---@field plan table[] the recorded plan entries (`{type="kube", action=, kind=, name=, namespace=}`, `{type="file", ...}`, `{type="download", ...}`, `{type="restart", ...}`, `{type="step", ...}`, `{type="wait", ...}`)
+---@field trace? string the hook's traceback when it raised
+
+---A mock world for one hook: cluster, node files, downloads, state.
+---@class uphook.test.Env
+local Env = {}
+
+---Run `uphook upgrade` on this env.
+---@param args? string[] command-line arguments after the addon name
+---@return uphook.test.Result
+function Env:upgrade(args) end
+
+---Run `uphook plan` on this env: records, changes nothing.
+---@param args? string[]
+---@return uphook.test.Result
+function Env:plan(args) end
+
+---An object of the mock cluster.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@return uphook.Object|nil
+function Env:get(kind, name, namespace) end
+
+---Objects of a kind in the mock cluster.
+---@param kind string
+---@param opts? uphook.ListOpts
+---@return uphook.Object[]
+function Env:list(kind, opts) end
+
+---The saved addon state, or nil when none.
+---@return {version: string, params: table<string, string>, history: {from: string, to: string, time: string, result: string}[]}|nil
+function Env:state() end
+
+---Seed the state ConfigMap (what `t.env{state=}` does).
+---@param st {version?: string, params?: table<string, string>, history?: table[]}
+function Env:seed_state(st) end
+
+---A parsed args file of the mock node.
+---@param service string
+---@return table<string, string|true>
+function Env:args(service) end
+
+---Any mock file by `root:path`.
+---@param path string
+---@return string|nil content
+function Env:file(path) end
+
+---The recorded calls of a primitive across this env's runs: a list of
+---argument lists (`env:calls("kube.apply")[1][1]` is the first argument
+---of the first call).
+---@param name string e.g. `"kube.apply"`, `"service.restart"`
+---@return any[][]
+function Env:calls(name) end
+
+---Inject a fault in a primitive's change.
+---@param f uphook.test.Fault
+function Env:fail(f) end
+
+---Make a rollout never finish: `kube.rollout` times out on the mock clock
+---(no real time passes).
+---@param kind string
+---@param name string
+---@param namespace? string
+function Env:stall(kind, name, namespace) end
+
+---Undo `env:stall`.
+---@param kind string
+---@param name string
+---@param namespace? string
+function Env:unstall(kind, name, namespace) end
+
+---Every object of the mock cluster without server-set fields, keyed by
+---`apiVersion/kind/namespace/name`: compare two snapshots to assert that
+---a rollback restored the cluster exactly.
+---@return table<string, uphook.Object>
+function Env:snapshot() end
+
+---A fresh mock world for one hook run.
+---@param o uphook.test.EnvOpts
+---@return uphook.test.Env
+function t.env(o) end
+
+return t
