@@ -78,6 +78,8 @@ static void push_options(lua_State *L, const struct uh_cli *c,
   lua_setfield(L, -2, "plan_fetch");
   lua_pushboolean(L, isatty(1));
   lua_setfield(L, -2, "tty");
+  lua_pushboolean(L, isatty(2));
+  lua_setfield(L, -2, "err_tty");
   lua_pushboolean(L, isatty(1) && !getenv("NO_COLOR"));
   lua_setfield(L, -2, "color");
   push_list(L, c->rest, c->nrest);

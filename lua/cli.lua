@@ -14,6 +14,7 @@ end
 
 local function new_report(o, c)
   return Report.new { format = o.output, tty = o.tty, color = o.color,
+    err_tty = o.err_tty,
     verbosity = o.verbosity, write = writer(io.stdout),
     ewrite = writer(io.stderr), json = c.json, clock = c.sys.wall }
 end
@@ -60,7 +61,10 @@ function M.backend_for(o, c, report, L)
       must(c.sys.mkdirs(world))
       b = offline.persistent(c, b, world, "cluster.yaml")
     end
-    return b, offline.net(c, {})
+    -- the cluster is mocked, transfers are real: the command line has no
+    -- fixture for downloads (only `uphook test` mocks them), and this is
+    -- how a hook's downloads are tried before it meets a cluster
+    return b, offline.live_net(c)
   end
   local ok, live = pcall(require, "uphook.live")
   if not ok then
@@ -134,7 +138,8 @@ local function upgrade(o, c, report)
     hook_name = addon.name .. "/upgrade.lua", argv = argv,
     backend = backend, net = net, roots = L.roots, c = c,
     journal_path = L.journal_path, cache_dir = L.cache_dir,
-    ca_file = o.ca_file, hostname = c.sys.hostname(), report = report,
+    ca_file = o.ca_file, plan_fetch = o.plan_fetch,
+    hostname = c.sys.hostname(), report = report,
     timeout = o.timeout, memory_limit = o.memory_limit << 20,
     clock_wall = c.sys.wall, pid = c.sys.pid() }
   print_outcome(o, report, code, run)
@@ -168,7 +173,7 @@ local function recover(o, c, report)
       .. L.journal_path)
     return engine.STUCK
   end
-  c.journal.remove(L.journal_path)
+  rollback.remove(c.journal, c.fs, L.journal_path, body)
   -- the interrupted run's Lease was ours: release it
   local lease = run.backend:get("coordination.k8s.io/v1/Lease",
     "uphook-" .. o.addon.name, "kube-system")

@@ -32,7 +32,8 @@ M.stop = stop
 
 local PERM_PATTERNS = {
   "^kube:%*$", "^kube:cluster$", "^kube:[a-z0-9][a-z0-9%-]*$",
-  "^net:http://[%w%.%-]+$", "^net:[%w%.%-]+$", "^args:[%w%-_.]+$",
+  "^net:http://[%w%.%-]+$", "^net:http://[%w%.%-]+:%d+$",
+  "^net:[%w%.%-]+$", "^net:[%w%.%-]+:%d+$", "^args:[%w%-_.]+$",
   "^bin:[%w%-_.]+$", "^restart:kubelite$", "^restart:microk8s%.daemon%-[%w%-]+$",
 }
 local FIELDS = { version = "string", from = "string", permissions = "table",
@@ -258,7 +259,8 @@ end
 
 local function new_run(o)
   local run = setmetatable({ addon = o.addon, argv = o.argv or {},
-    plan = o.command == "plan", backend = o.backend, net = o.net,
+    plan = o.command == "plan", plan_fetch = o.plan_fetch,
+    backend = o.backend, net = o.net,
     roots = o.roots, c = o.c, fs = o.c.fs, hash = o.c.hash,
     argsfile = o.c.argsfile, http = o.c.http, yaml = o.c.yaml,
     journal_lib = o.c.journal, null = o.c.yaml.null,
@@ -290,6 +292,18 @@ local function fail(run, err)
     end
     rollback.finish(run)
     return M.FAILED
+  end
+  if #run.records > 0 then
+    -- the first change failed after its record: undo what it may have
+    -- left (undo is idempotent) and drop the journal; still exit 4
+    run.c.sandbox.rolling_back(true)
+    local ok, problems = rollback.undo(run, run.records)
+    run.c.sandbox.rolling_back(false)
+    if not ok then
+      run.problems = problems
+      return M.STUCK
+    end
+    rollback.finish(run)
   end
   return err.code
 end

@@ -79,7 +79,9 @@ function M.persistent(c, backend, dir, file)
 end
 
 ---Transfers answered from a table: url -> {body=, file=, status=}.
----The verify-and-cache step is the live one (http.store).
+---The verify-and-cache step is the live one (http.store), and, as with
+---the live one, a file already in the cache is not transferred again:
+---`calls` lists only the URLs really transferred, `heads` the HEADs.
 function M.net(c, downloads)
   local function answer(t)
     local d = downloads[t.url]
@@ -88,7 +90,7 @@ function M.net(c, downloads)
         .. " (add it to t.env{downloads = ...})"
     end
     if d.status and d.status >= 400 then
-      return nil, string.format("HTTP %d from %s", d.status, t.url)
+      return nil, string.format("%s: HTTP %d", t.url, d.status)
     end
     local body = d.body
     if body == nil and d.file then
@@ -96,14 +98,17 @@ function M.net(c, downloads)
       body, err = c.sys.read(d.file)
       if not body then return nil, err or ("no file " .. d.file) end
     end
+    if body == nil then
+      return nil, t.url .. ": the mock download has no body or file"
+    end
     if t.max_bytes and #body > t.max_bytes then
-      return nil, string.format("%s is larger than max_bytes (%d)", t.url,
+      return nil, string.format("%s: body exceeds max_bytes (%d)", t.url,
         t.max_bytes)
     end
     return body
   end
   return {
-    calls = {},
+    calls = {}, heads = {},
     fetch = function(self, t)
       self.calls[#self.calls + 1] = t.url
       local body, err = answer(t)
@@ -115,11 +120,21 @@ function M.net(c, downloads)
       return body
     end,
     download = function(self, t)
+      local cached = t.cache_dir .. "/sha256/" .. t.sha256
+      if c.sys.kind(cached) == "file" then
+        return { path = cached, sha256 = t.sha256, cached = true }
+      end
       self.calls[#self.calls + 1] = t.url
       local body, err = answer(t)
       if not body then return nil, err end
       return c.http.store { body = body, sha256 = t.sha256,
-        cache_dir = t.cache_dir, url = t.url }
+        cache_dir = t.cache_dir, url = t.url, max_bytes = t.max_bytes }
+    end,
+    head = function(self, t)
+      self.heads[#self.heads + 1] = t.url
+      local d = downloads[t.url]
+      if d == nil then return nil, "no mock download for " .. t.url end
+      return d.status or 200
     end,
   }
 end
@@ -129,6 +144,11 @@ function M.live_net(c)
   return {
     fetch = function(_, t) return c.http.fetch(t) end,
     download = function(_, t) return c.http.download(t) end,
+    head = function(_, t)
+      return c.http.head { url = t.url, hosts = t.hosts,
+        http_hosts = t.http_hosts, ca_file = t.ca_file,
+        deadline = t.deadline }
+    end,
   }
 end
 

@@ -168,18 +168,21 @@ function M.file(run, path, old, new)
 end
 
 function M.download(run, url, sum)
-  add(run, { type = "download", url = url, sha256 = sum })
+  return add(run, { type = "download", url = url, sha256 = sum })
 end
 
-function M.install(run, token, dest)
+--- An install joins the entry of its download (dest and mode), so the
+--- plan shows URL, sha256 and destination together.
+function M.install(run, token, dest, mode)
+  local where = mode and (dest .. " (mode " .. mode .. ")") or dest
   for i = #run.entries, 1, -1 do
     local e = run.entries[i]
     if e.type == "download" and "cache:" .. e.sha256 == token then
-      e.dest = e.dest and (e.dest .. ", " .. dest) or dest
+      e.dest = e.dest and (e.dest .. ", " .. where) or where
       return
     end
   end
-  add(run, { type = "install", source = token, dest = dest })
+  add(run, { type = "install", source = token, dest = where })
 end
 
 function M.restart(run, svc)
@@ -210,8 +213,10 @@ local function render_entry(e, out)
       e.path, e.action)
     for l in e.diff:gmatch("[^\n]+") do out[#out + 1] = "      " .. l end
   elseif e.type == "download" then
-    out[#out + 1] = string.format("  download %s\n      sha256 %s%s", e.url,
-      e.sha256, e.dest and ("\n      -> " .. e.dest) or "")
+    out[#out + 1] = string.format("  download %s\n      sha256 %s%s%s",
+      e.url, e.sha256, e.dest and ("\n      -> " .. e.dest) or "",
+      e.status == nil and "" or ("\n      HEAD: " .. tostring(e.status)
+        .. (e.answers and "" or " (does not answer)")))
   elseif e.type == "install" then
     out[#out + 1] = string.format("  install %s -> %s", e.source, e.dest)
   elseif e.type == "restart" then

@@ -489,12 +489,18 @@ end
 
 --- downloads -----------------------------------------------------------
 
-local function url_host(url)
-  local scheme, host = url:match("^(%a[%w+.-]*)://([^/:?#]+)")
-  return scheme and scheme:lower(), host and host:lower()
+--- "https://Host:8443/x?q" -> "https", "host", "8443" (port nil when the
+--- URL names none; host nil when it cannot be told, e.g. with userinfo).
+local function url_parts(url)
+  local scheme, auth = url:match("^(%a[%w+.-]*)://([^/?#]*)")
+  if not scheme then return nil end
+  local host, port = auth:match("^([%w%.%-]+):(%d+)$")
+  if not host then host = auth:match("^([%w%.%-]+)$") end
+  return scheme:lower(), host and host:lower(), port
 end
 
---- The hosts the hook declared, for the broker's redirect checks.
+--- The hosts the hook declared, for the broker's redirect checks. Entries
+--- are "host" (any port) or "host:port", as host/http.c matches them.
 local function allowed_hosts(run)
   local https, http = {}, {}
   for p in pairs(run.perms) do
@@ -508,47 +514,83 @@ local function allowed_hosts(run)
   return https, http
 end
 
+--- The same rule host/http.c applies: "net:host" allows every port,
+--- "net:host:port" that port; "net:http://host" allows http and https.
 local function need_net(run, url, fname)
   checktype(url, "string", 1, fname)
-  local scheme, host = url_host(url)
+  local scheme, host, port = url_parts(url)
   if scheme ~= "https" and scheme ~= "http" then
     error(string.format("%s: only https URLs are allowed, got %s", fname,
       url), 0)
   end
-  if scheme == "http" then
-    need(run, "net:http://" .. host, fname .. "(" .. url .. ")")
-  else
-    need(run, "net:" .. host, fname .. "(" .. url .. ")")
+  if not host then
+    error(string.format("%s: cannot tell the host of %s", fname, url), 0)
+  end
+  local function declared(base)
+    return run.perms[base .. host]
+      or (port and run.perms[base .. host .. ":" .. port])
+  end
+  if declared("net:http://") or (scheme == "https" and declared("net:")) then
+    return
+  end
+  need(run, (scheme == "http" and "net:http://" or "net:") .. host,
+    fname .. "(" .. url .. ")")
+end
+
+local function check_max(opts, fname)
+  local m = opts.max_bytes
+  if m ~= nil and (math.type(m) ~= "integer" or m <= 0) then
+    argerr(2, fname, "max_bytes must be a positive integer")
   end
 end
 
-local function transfer_opts(run, opts, max)
+local function transfer_opts(run, url, opts, max)
   local https, http = allowed_hosts(run)
-  return { hosts = https, http_hosts = http, ca_file = run.ca_file,
-    max_bytes = opts.max_bytes or max, deadline = run:remaining(),
-    cache_dir = run.cache_dir, progress = run.report.transfer_progress }
+  return { url = url, hosts = https, http_hosts = http,
+    ca_file = run.ca_file, max_bytes = opts.max_bytes or max,
+    deadline = run:remaining(), progress = run.report.transfer_progress }
 end
 
 function H.net_fetch(run, url, opts)
   opts = checkopts(opts, { sha256 = true, max_bytes = true }, 2, "fetch")
+  checktype(opts.sha256, "string", 2, "fetch", true)
+  check_max(opts, "fetch")
   need_net(run, url, "net.fetch")
-  local t = transfer_opts(run, opts, 16 << 20)
-  t.url, t.sha256 = url, opts.sha256
+  local t = transfer_opts(run, url, opts, 16 << 20)
+  t.sha256 = opts.sha256
   return ok_or_raise(run.net:fetch(t))
+end
+
+--- The sum of url's file in the checksum file at sums_url.
+local function sum_from(run, url, sums_url)
+  checktype(sums_url, "string", 2, "download")
+  need_net(run, sums_url, "net.download")
+  local text = ok_or_raise(run.net:fetch(transfer_opts(run, sums_url, {},
+    1 << 20)))
+  local file = (url:gsub("[?#].*$", "")):match("([^/]+)$") or ""
+  local sum, err = run.http.checksum_for(text, file)
+  if not sum then
+    error(string.format("net.download(%s): %s %s", url, err, sums_url), 0)
+  end
+  return sum
+end
+
+--- Under `plan --plan-fetch`: does the URL answer a HEAD?
+local function probe(run, url, entry)
+  local status, err = run.net:head(transfer_opts(run, url, {}, 0))
+  entry.status = status or err
+  entry.answers = status ~= nil and status < 400
 end
 
 function H.net_download(run, url, opts)
   opts = checkopts(opts, { sha256 = true, sha256_url = true,
     max_bytes = true }, 2, "download")
+  checktype(opts.sha256, "string", 2, "download", true)
+  check_max(opts, "download")
   need_net(run, url, "net.download")
   local sum = opts.sha256
-  if sum == nil and opts.sha256_url then
-    need_net(run, opts.sha256_url, "net.download")
-    local t = transfer_opts(run, {}, 1 << 20)
-    t.url = opts.sha256_url
-    local text = ok_or_raise(run.net:fetch(t))
-    local file = url:match("([^/?#]+)[?#]?[^/]*$")
-    sum = ok_or_raise(run.http.checksum_for(text, file))
+  if sum == nil and opts.sha256_url ~= nil then
+    sum = sum_from(run, url, opts.sha256_url)
   end
   if type(sum) ~= "string" or not sum:lower():match("^" .. ("%x"):rep(64)
      .. "$") then
@@ -556,10 +598,13 @@ function H.net_download(run, url, opts)
       .. "opts.sha256 (64 hex digits) or opts.sha256_url", 0)
   end
   sum = sum:lower()
-  plan.download(run, url, sum)
-  if run.plan then return "cache:" .. sum end
-  local t = transfer_opts(run, opts, 2 << 30)
-  t.url, t.sha256 = url, sum
+  local entry = plan.download(run, url, sum)
+  if run.plan then
+    if run.plan_fetch then probe(run, url, entry) end
+    return "cache:" .. sum
+  end
+  local t = transfer_opts(run, url, opts, 2 << 30)
+  t.sha256, t.cache_dir = sum, run.cache_dir
   ok_or_raise(run.net:download(t))
   return "cache:" .. sum
 end
@@ -590,11 +635,16 @@ function H.config_install(run, downloaded, path, opts)
   end
   local root, dir, rel = split_path(run, path, 2, "install")
   opts = checkopts(opts, { mode = true }, 3, "install")
+  if opts.mode ~= nil and (type(opts.mode) ~= "string"
+     or not opts.mode:match("^0?[0-7][0-7][0-7]$")) then
+    argerr(3, "install", "mode must be an octal string like \"0755\"")
+  end
   need_write(run, root, rel, "config.install")
-  plan.install(run, downloaded, root .. ":" .. rel)
+  local mode = opts.mode or "0644"
+  plan.install(run, downloaded, root .. ":" .. rel, mode)
   if run.plan then return end
   rollback.record_backup(run, root, dir, rel)
-  ok_or_raise(run.fs.install(src, dir, rel, opts.mode or "0644"))
+  ok_or_raise(run.fs.install(src, dir, rel, mode))
   rollback.changed(run)
 end
 

@@ -15,8 +15,11 @@ function M.new(o)
     color = o.color, verbosity = o.verbosity or 0, write = o.write,
     ewrite = o.ewrite or o.write, json = o.json, clock = o.clock,
     lines = {}, step_no = 0, capture = o.capture }, M)
+  -- transfers draw their bar on stderr: only when stderr is a terminal
   if r.format == "json" then r.transfer_progress = "json"
-  elseif r.tty then r.transfer_progress = "tty" end
+  elseif o.err_tty and r.verbosity >= 0 and not r.capture then
+    r.transfer_progress = "tty"
+  end
   return r
 end
 

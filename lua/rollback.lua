@@ -62,7 +62,7 @@ end
 function M.record_backup(run, root, dir, rel)
   journal(run)
   local n = #run.records + 1
-  local dest = string.format("%s.d/%d", run.journal_path, n)
+  local dest = string.format("%s.%d", run.journal_path, n)
   local had, err = run.fs.backup(dir, rel, dest)
   if had == nil then
     error("cannot back up " .. root .. ":" .. rel .. ": " .. tostring(err), 0)
@@ -158,12 +158,26 @@ function M.undo(run, records)
   return #problems == 0, problems, restored
 end
 
+---Delete the journal, then the backups its records name (config.install
+---keeps them beside it as <journal>.<n>): a crash between the two leaves
+---only stale backups, never a journal whose backups are gone.
+function M.remove(journal_lib, fs, journal_path, records)
+  journal_lib.remove(journal_path)
+  local dir = journal_path:match("^(.*)/[^/]+$")
+  for _, rec in ipairs(records or {}) do
+    local b = type(rec.backup) == "string" and rec.backup
+    if b and dir and b:sub(1, #dir + 1) == dir .. "/" then
+      fs.remove(dir, b:sub(#dir + 2))
+    end
+  end
+end
+
 ---Close and delete the journal (after commit or a complete rollback).
 function M.finish(run)
   if run.journal then
     run.journal:close()
     run.journal = nil
-    run.journal_lib.remove(run.journal_path)
+    M.remove(run.journal_lib, run.fs, run.journal_path, run.records)
   end
 end
 

@@ -155,6 +155,7 @@ end
 --- the primitive's change, after what came before it really happened.
 local function faulty(env, backend, c)
   local function check(on, kind, name, path)
+    if env.rolling_back then return end   -- faults hit the hook's changes
     for _, f in ipairs(env.faults) do
       if f.on == on and (f.kind == nil or f.kind == kind)
          and (f.name == nil or f.name == name)
@@ -183,12 +184,11 @@ local function faulty(env, backend, c)
     return backend:restart(svc)
   end
   local fs = setmetatable({}, { __index = c.fs })
-  for _, op in ipairs { "write", "remove", "install" } do
+  for _, op in ipairs { "write", "remove" } do
     fs[op] = function(dir, rel, ...)
-      if op == "install" then check("config.install", nil, nil, ...)
-      else
-        local root = env.root_of[dir]
-        check("config." .. op, nil, nil, (root or "?") .. ":" .. rel)
+      local root = env.root_of[dir]
+      if root then
+        check("config." .. op, nil, nil, root .. ":" .. rel)
         if root == "args" then
           check("config.set_args", nil, rel)
         end
@@ -196,7 +196,17 @@ local function faulty(env, backend, c)
       return c.fs[op](dir, rel, ...)
     end
   end
-  local cc = setmetatable({ fs = fs }, { __index = c })
+  function fs.install(src, dir, rel, mode)
+    local root = env.root_of[dir]
+    if root then check("config.install", nil, nil, root .. ":" .. rel) end
+    return c.fs.install(src, dir, rel, mode)
+  end
+  -- the engine brackets its rollback with sandbox.rolling_back(true/false)
+  local sandbox = setmetatable({ rolling_back = function(on)
+    env.rolling_back = on
+    return c.sandbox.rolling_back(on)
+  end }, { __index = c.sandbox })
+  local cc = setmetatable({ fs = fs, sandbox = sandbox }, { __index = c })
   return b, cc
 end
 
@@ -205,8 +215,8 @@ Env.__index = Env
 
 ---A fresh mock world for one hook run (SPEC §6).
 ---@param o {addon:string, cluster?:string, state?:table, args?:table,
----  downloads?:table, files?:table, hostname?:string, timeout?:number,
----  memory_limit?:integer}
+---  downloads?:table, files?:table, plan_fetch?:boolean, hostname?:string,
+---  timeout?:number, memory_limit?:integer}
 function M.env(o)
   assert(type(o) == "table" and type(o.addon) == "string",
     "t.env: addon (the addon folder) is required")
@@ -286,7 +296,7 @@ local function run_hook(env, command, args)
     hook_name = env.name .. "/upgrade.lua", argv = args or {},
     backend = backend, net = env.net, roots = env.roots, c = c,
     journal_path = env.journal_path, cache_dir = env.cache_dir,
-    hostname = env.hostname, report = report,
+    plan_fetch = env.o.plan_fetch, hostname = env.hostname, report = report,
     timeout = env.o.timeout or 60,
     memory_limit = (env.o.memory_limit or 256) << 20,
     clock_wall = function() return 1.8e9 + (clock and clock:now() or 0) end,
