@@ -59,6 +59,18 @@ asan:
 
 install: $(BUILD)/uphook
 	install -Dm755 $(BUILD)/uphook $(DESTDIR)$(PREFIX)/bin/uphook
+	install -Dm644 docs/meta/uphook.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook.lua
+	install -Dm644 docs/meta/uphook/test.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook/test.lua
+	install -m644 $(filter-out %_test.lua,$(wildcard stdlib/*.lua)) $(DESTDIR)$(PREFIX)/share/uphook/meta/
+	sed 's|/usr/local/share/uphook|$(PREFIX)/share/uphook|' docs/luarc.json \
+	  > $(DESTDIR)$(PREFIX)/share/uphook/luarc.json
+	install -Dm644 docs/uphook.1 $(DESTDIR)$(PREFIX)/share/man/man1/uphook.1
+	install -Dm644 docs/uphook.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/uphook
+
+# docs/reference.md from the LuaCATS annotations (docs/meta, stdlib)
+.PHONY: docs
+docs:
+	python3 docs/gen.py
 
 demo: deps all
 	sh tests/cli/demo.sh $(BUILD)
