@@ -30,6 +30,16 @@
 #define UH_ASAN 1
 #endif
 
+#ifdef UH_ASAN
+/* Sanitizer builds keep a dup of stderr here for ASan/UBSan reports, so
+ * a bug found in the child is not lost as a bare SIGSYS. */
+#define REPORT_FD (UH_CONFINE_WFD + 1)
+void __sanitizer_set_report_fd(void *fd);
+#define FIRST_FREE_FD (REPORT_FD + 1)
+#else
+#define FIRST_FREE_FD (UH_CONFINE_WFD + 1)
+#endif
+
 /* The compiled filter, built by uh_confine_prepare in the parent. */
 static struct sock_filter *bpf_insns;
 static unsigned short bpf_len;
@@ -78,6 +88,19 @@ static const struct rule allow[] = {
   ANY(exit),
   ANY(exit_group),
 };
+
+#ifdef UH_ASAN
+/* ASan+UBSan builds only: what the sanitizer runtime itself calls in a
+ * confined child (see docs/security.md).  Never in a release build. */
+static const struct rule allow_asan[] = {
+  /* the _exit interceptor queries the alternate signal stack */
+  ANY(sigaltstack),
+  /* a report: "==pid==" prefixes, isatty for colour, the text */
+  ANY(getpid),
+  ARG(ioctl, 0, SCMP_CMP_EQ, REPORT_FD, 0),
+  ARG(write, 0, SCMP_CMP_EQ, REPORT_FD, 0),
+};
+#endif
 
 static int add_rules(scmp_filter_ctx ctx, const struct rule *r, size_t n,
                      char *err, size_t errlen)
@@ -139,6 +162,11 @@ int uh_confine_prepare(char *err, size_t errlen)
     return fail(err, errlen, -rc, "seccomp bad-arch action");
   }
   rc = add_rules(ctx, allow, sizeof allow / sizeof allow[0], err, errlen);
+#ifdef UH_ASAN
+  if (rc == 0)
+    rc = add_rules(ctx, allow_asan, sizeof allow_asan / sizeof allow_asan[0],
+                   err, errlen);
+#endif
   if (rc == 0) rc = export_bpf(ctx, err, errlen);
   seccomp_release(ctx);
   return rc;
@@ -166,13 +194,19 @@ static int vm_size(size_t *out)
  * neither dup2 can clobber the other's source. */
 static int move_fds(int rfd, int wfd, char *err, size_t errlen)
 {
-  int r = fcntl(rfd, F_DUPFD, UH_CONFINE_WFD + 1);
+  int r = fcntl(rfd, F_DUPFD, FIRST_FREE_FD);
   if (r < 0) return fail(err, errlen, errno, "dup of fd %d", rfd);
-  int w = fcntl(wfd, F_DUPFD, UH_CONFINE_WFD + 1);
+  int w = fcntl(wfd, F_DUPFD, FIRST_FREE_FD);
   if (w < 0) return fail(err, errlen, errno, "dup of fd %d", wfd);
   if (dup2(r, UH_CONFINE_RFD) < 0 || dup2(w, UH_CONFINE_WFD) < 0)
     return fail(err, errlen, errno, "dup2");
-  if (close_range(UH_CONFINE_WFD + 1, ~0U, 0) < 0 ||
+#ifdef UH_ASAN
+  if (dup2(2, REPORT_FD) == REPORT_FD)
+    __sanitizer_set_report_fd((void *)(long)REPORT_FD);
+  else
+    close(REPORT_FD);
+#endif
+  if (close_range(FIRST_FREE_FD, ~0U, 0) < 0 ||
       close_range(0, UH_CONFINE_RFD - 1, 0) < 0)
     return fail(err, errlen, errno, "close_range");
   return 0;
