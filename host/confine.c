@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,14 +58,16 @@ static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
   return -1;
 }
 
-/* One allowed syscall with at most one argument condition (op 0: none). */
+/* One allowed syscall with up to two argument conditions, all of which
+ * must hold. */
 struct rule {
   int nr;
-  struct scmp_arg_cmp cmp;
+  unsigned ncmp;
+  struct scmp_arg_cmp cmp[2];
 };
-#define ANY(name) { SCMP_SYS(name), { 0, 0, 0, 0 } }
-#define ARG(name, i, o, a, b) \
-  { SCMP_SYS(name), { .arg = (i), .op = (o), .datum_a = (a), .datum_b = (b) } }
+#define CMP(i, o, a, b) { .arg = (i), .op = (o), .datum_a = (a), .datum_b = (b) }
+#define ANY(name) { SCMP_SYS(name), 0, { { 0, 0, 0, 0 } } }
+#define ARG(name, i, o, a, b) { SCMP_SYS(name), 1, { CMP(i, o, a, b) } }
 #define NOEXEC(name) ARG(name, 2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)
 
 /* The whole allow list: what a Lua VM talking over two pipes needs.
@@ -97,7 +100,8 @@ static const struct rule allow_asan[] = {
   ANY(sigaltstack),
   /* a report: "==pid==" prefixes, isatty for colour, the text */
   ANY(getpid),
-  ARG(ioctl, 0, SCMP_CMP_EQ, REPORT_FD, 0),
+  { SCMP_SYS(ioctl), 2, { CMP(0, SCMP_CMP_EQ, REPORT_FD, 0),
+                          CMP(1, SCMP_CMP_EQ, TCGETS, 0) } },
   ARG(write, 0, SCMP_CMP_EQ, REPORT_FD, 0),
 };
 #endif
@@ -106,11 +110,8 @@ static int add_rules(scmp_filter_ctx ctx, const struct rule *r, size_t n,
                      char *err, size_t errlen)
 {
   for (size_t i = 0; i < n; i++) {
-    unsigned ncmp = r[i].cmp.op ? 1 : 0;
-    int rc = ncmp ? seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, r[i].nr,
-                                           1, &r[i].cmp)
-                  : seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, r[i].nr,
-                                           0, NULL);
+    int rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, r[i].nr,
+                                    r[i].ncmp, r[i].ncmp ? r[i].cmp : NULL);
     if (rc < 0)
       return fail(err, errlen, -rc, "seccomp rule for syscall %d", r[i].nr);
   }

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -235,6 +236,8 @@ static void esc_read_hi_fd(void)
   char c;
   syscall(SYS_read, 0x100000000ULL | UH_CONFINE_RFD, &c, 1);
 }
+/* fd 5 is stderr in sanitizer builds: only TCGETS may reach it there */
+static void esc_tiocsti(void) { char c = 'x'; ioctl(5, TIOCSTI, &c); }
 static void esc_setrlimit(void)
 {
   struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
@@ -282,6 +285,7 @@ static const struct escape escapes[] = {
   { "read the write pipe", NULL, esc_read_wfd },
   { "write the read pipe", NULL, esc_write_rfd },
   { "read fd 3 + 2^32", NULL, esc_read_hi_fd },
+  { "ioctl TIOCSTI fd 5", NULL, esc_tiocsti },
   { "setrlimit", NULL, esc_setrlimit },
   { "prctl", NULL, esc_prctl },
 #ifndef TEST_ASAN /* the sanitizer runtime needs getpid for reports */
