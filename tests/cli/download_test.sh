@@ -170,6 +170,25 @@ expect "a failure after a new install: exit 1" 1 "Rolled back"
 [ -z "$(ls -A "$S/offline/bin")" ] && ok "rollback removes the new binary" \
   || not_ok "rollback removes the new binary"
 
+# a crash right after the install (UPHOOK_CRASH_AFTER): recover puts the
+# old binary back from the backup beside the journal, then removes both
+S=$TMP/crash
+mkdir -p "$S/offline/bin"
+printf 'old tool\n' >"$S/offline/bin/tool"; chmod 700 "$S/offline/bin/tool"
+export UPHOOK_CRASH_AFTER=2
+up "$S" upgrade dl --url="$BASE/file/100" --sha256="$(psum 100)" --before=apply
+unset UPHOOK_CRASH_AFTER
+[ "$RC" = 99 ] && [ -f "$S/journal/dl.journal" ] && [ -f "$S/journal/dl.journal.2" ] \
+  && ok "crash after the install: journal and backup kept" \
+  || not_ok "crash after the install: journal and backup kept (exit $RC)"
+up "$S" recover dl
+expect "recover after a crash during an install" 0 "restored bin:tool" \
+  "Recovered dl: 2 changes undone"
+[ "$(cat "$S/offline/bin/tool")" = "old tool" ] \
+  && [ "$(stat -c %a "$S/offline/bin/tool")" = 700 ] && [ -z "$(ls -A "$S/journal")" ] \
+  && ok "recover: old binary and mode back, journal and backup gone" \
+  || { ls -lA "$S/journal" "$S/offline/bin" >"$OUT"; not_ok "recover: old binary and mode back, journal and backup gone"; }
+
 # ------------------------------------------------------------ failures
 # Every case runs in the state dir S, which holds an old bin:tool; the
 # first case writes the offline cluster file, and every later one must
