@@ -30,6 +30,10 @@ local function layout(o, c, addon)
   local dir = o.state_dir
   if not dir and o.offline then dir = must(c.sys.mkdtemp()) end
   dir = dir or (o.snap_common .. "/var/lib/uphook")
+  if dir:sub(1, 1) ~= "/" then   -- the C families take absolute folders
+    must(c.sys.mkdirs(dir))
+    dir = must(c.sys.realpath(dir))
+  end
   local files = o.offline and (dir .. "/offline") or o.snap_data
   local L = { state_dir = dir, journal_dir = dir .. "/journal",
     cache_dir = dir .. "/cache",

@@ -106,6 +106,13 @@ expect "a chunked body (no Content-Length) downloads" 0 "Upgraded dl"
 up "$TMP/ok5" upgrade dlany --url="$BASE/file/100" --sha256="$(psum 100)"
 expect "net:127.0.0.1 allows every port" 0 "Upgraded dlany"
 
+HERE=$(pwd); cd "$TMP"
+up relstate upgrade dl --url="$BASE/file/100" --sha256="$(psum 100)"
+cd "$HERE"
+expect "a relative --state-dir" 0 "Upgraded dl"
+[ -f "$TMP/relstate/offline/bin/tool" ] && ok "a relative --state-dir: installed under it" \
+  || not_ok "a relative --state-dir: installed under it"
+
 # the cache: a second upgrade (fresh cluster, same state dir) transfers nothing
 S=$TMP/cache
 curl -s --cacert "$CA" "$BASE/stats/reset" >/dev/null
