@@ -372,8 +372,14 @@ t.case("net.fetch {status = 500}: an error naming the URL", function()
   t.match(r.error, "index.json: HTTP 500")
 end)
 
-t.case("net.download is refused in check and detect", function()
-  -- the phase rule comes from prims.MUTATING: net.download is a change
-  t.ok(require("uphook.prims").MUTATING["net.download"])
-  t.ok(not require("uphook.prims").MUTATING["net.fetch"])
+t.case("check may fetch but not download", function()
+  local e = env()
+  local r = e:upgrade { "--sha256=" .. SUM, "--check=download" }
+  t.eq(r.code, 4)
+  t.match(r.error, "net.download is not allowed in check")
+  t.eq(e.net.calls, {})
+  e = env()
+  r = e:upgrade { "--sha256=" .. SUM, "--check=fetch" }
+  t.eq(r.code, 0, r.error)
+  t.eq(e.net.calls, { URL, URL })
 end)

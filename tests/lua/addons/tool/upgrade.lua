@@ -19,8 +19,14 @@ return {
     extra = { default = "" },         -- a second download, into bin:tool2
     ["extra-sha256"] = { default = "" },
     fetch = { default = "" },         -- net.fetch this URL instead
+    check = { default = "" },         -- "download" / "fetch" during check
   },
   detect = function() return "1.0.0" end,
+  check = function(ctx)
+    local p = ctx.params
+    if p.check == "download" then net.download(p.url, { sha256 = p.sha256 })
+    elseif p.check == "fetch" then net.fetch(p.url) end
+  end,
   upgrade = function(ctx)
     local p = ctx.params
     local function record(data)
