@@ -179,6 +179,7 @@ function M.install(run, token, dest, mode)
     local e = run.entries[i]
     if e.type == "download" and "cache:" .. e.sha256 == token then
       e.dest = e.dest and (e.dest .. ", " .. where) or where
+      e.installs = (e.installs or 0) + 1
       return
     end
   end
@@ -232,8 +233,10 @@ function M.summary(entries)
               files = 0, downloads = 0, restarts = 0 }
   for _, e in ipairs(entries) do
     if e.type == "kube" then c[e.action] = (c[e.action] or 0) + 1
-    elseif e.type == "file" then c.files = c.files + 1
-    elseif e.type == "download" then c.downloads = c.downloads + 1
+    elseif e.type == "file" or e.type == "install" then c.files = c.files + 1
+    elseif e.type == "download" then
+      c.downloads = c.downloads + 1
+      c.files = c.files + (e.installs or 0)   -- installed from the download
     elseif e.type == "restart" then c.restarts = c.restarts + 1 end
   end
   return c

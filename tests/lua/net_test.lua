@@ -221,6 +221,8 @@ t.case("plan lists the download (URL, sha256, destination), performs nothing", f
   t.match(require("uphook.plan").render(r.plan),
     "download https://example.com/v2/tool\n      sha256 " .. SUM
     .. "\n      %-> bin:tool %(mode 0755%)")
+  t.match(require("uphook.plan").summary_line(r.plan),
+    "1 file changed, 1 download")
 end)
 
 t.case("plan with sha256_url fetches only the checksum file", function()
