@@ -30,6 +30,8 @@ local function layout(o, c, addon)
   local dir = o.state_dir
   if not dir and o.offline then dir = must(c.sys.mkdtemp()) end
   dir = dir or (o.snap_common .. "/var/lib/uphook")
+  must(c.sys.mkdirs(dir))
+  dir = must(c.sys.realpath(dir))
   if dir:sub(1, 1) ~= "/" then   -- the C families take absolute folders
     must(c.sys.mkdirs(dir))
     dir = must(c.sys.realpath(dir))
@@ -64,6 +66,7 @@ function M.backend_for(o, c, report, L)
     if world then
       must(c.sys.mkdirs(world))
       b = offline.persistent(c, b, world, "cluster.yaml")
+      if path == o.offline then b.save() end   -- the world starts here
     end
     -- the cluster is mocked, transfers are real: the command line has no
     -- fixture for downloads (only `uphook test` mocks them), and this is
@@ -77,10 +80,14 @@ function M.backend_for(o, c, report, L)
   return must(live.connect(o, c, report)), offline.live_net(c)
 end
 
-local function node_lock(o, c, cmd)
-  if o.offline or cmd == "plan"
-     or c.sys.getenv("MICROK8S_ADDONS_SKIP_LOCK") == "1" then return true end
-  local dir = o.snap_data .. "/var/lock"
+--- The lock `microk8s enable/disable` take; an offline world keeps its
+--- own under its state dir.
+local function node_lock(o, c, cmd, L)
+  if cmd == "plan" or c.sys.getenv("MICROK8S_ADDONS_SKIP_LOCK") == "1" then
+    return true
+  end
+  local dir = o.offline and (L.state_dir .. "/lock")
+              or (o.snap_data .. "/var/lock")
   c.sys.mkdirs(dir)
   return c.sys.lock(dir .. "/.microk8s-addon-lock", o.lock_wait)
 end
@@ -132,7 +139,7 @@ local function upgrade(o, c, report)
       addon.name))
     return engine.STUCK
   end
-  local lock, lerr = node_lock(o, c, o.command)
+  local lock, lerr = node_lock(o, c, o.command, L)
   if not lock then report:error(lerr); return engine.LOCKED end
   local backend, net = M.backend_for(o, c, report, L)
   local argv = {}
@@ -154,11 +161,16 @@ end
 local function recover(o, c, report)
   local L = layout(o, c, o.addon)
   local recs, torn = c.journal.replay(L.journal_path)
+  if not recs and torn then
+    report:error(string.format("cannot read the journal %s: %s; it is kept "
+      .. "for manual recovery", L.journal_path, tostring(torn)))
+    return engine.STUCK
+  end
   if not recs then
     report:info("nothing to recover: " .. o.addon.name .. " has no journal")
     return engine.OK
   end
-  local lock, lerr = node_lock(o, c, "recover")
+  local lock, lerr = node_lock(o, c, "recover", L)
   if not lock then report:error(lerr); return engine.LOCKED end
   local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}
   local run = { addon = o.addon.name,

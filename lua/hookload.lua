@@ -1,6 +1,12 @@
 --- uphook.hookload: load a hook in a confined child only to read its
 --- declarations (lint, list). Nothing runs but the chunk itself.
 local engine = require "uphook.engine"
+local prims = require "uphook.prims"
+local Report = require "uphook.report"
+
+--- What a hook may do while its file loads: read its own folder.
+local LOAD_OK = { ["__uphook.require"] = true, ["addon.read"] = true,
+  ["log.info"] = true, ["log.warn"] = true, ["log.step"] = true }
 
 local M = {}
 
@@ -11,8 +17,15 @@ function M.load(c, path, name, keep)
   local child, serr = c.sandbox.spawn { source = src, chunkname = "@" .. path,
     timeout = 10, deadline = c.sandbox.now() + 10 }
   if not child then return nil, serr end
-  local ok, desc, kind = child:loaded(function(prim)
-    error(prim .. " cannot be called while the hook file loads", 0)
+  local dir = c.sys.realpath(path:match("^(.*)/[^/]*$") or ".")
+  local run = { phase = "load", roots = { addon = dir }, fs = c.fs,
+    calls = {}, null = c.yaml.null, perms = {}, addon = name,
+    entries = {}, report = Report.new { capture = true } }
+  local ok, desc, kind = child:loaded(function(prim, args)
+    if not LOAD_OK[prim] then
+      error(prim .. " cannot be called while the hook file loads", 0)
+    end
+    return prims.dispatch(run, prim, args)
   end)
   if not ok then
     child:close()

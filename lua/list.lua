@@ -31,9 +31,11 @@ local function enabled(backend, check)
   return false
 end
 
-local function row(o, c, backend, a, report)
+--- Hook declarations, read in confined children BEFORE the backend
+--- connects: a forked child must never inherit libcurl's copies of the
+--- cluster credentials.
+local function declarations(c, a)
   local r = { repo = a.repo, name = a.name, hook = a.hook ~= nil }
-  r.enabled = enabled(backend, a.check_status)
   if a.hook then
     local info, err = hookload.load(c, a.hook, a.name .. "/upgrade.lua")
     if info then
@@ -42,6 +44,11 @@ local function row(o, c, backend, a, report)
       r.error = err
     end
   end
+  return r
+end
+
+local function row(o, c, backend, r, a, report)
+  r.enabled = enabled(backend, a.check_status)
   local ok, st = pcall(state.read, { backend = backend, addon = a.name,
     yaml = c.yaml, report = report })
   r.installed = ok and st and st.version or nil
@@ -56,10 +63,12 @@ local function row(o, c, backend, a, report)
 end
 
 function M.main(o, c, report)
-  local backend = require("uphook.cli").backend_for(o, c, report)
   local rows = {}
-  for _, a in ipairs(o.addons or {}) do
-    rows[#rows + 1] = row(o, c, backend, a, report)
+  for i, a in ipairs(o.addons or {}) do rows[i] = declarations(c, a) end
+  local L = o.state_dir and { state_dir = o.state_dir } or nil
+  local backend = require("uphook.cli").backend_for(o, c, report, L)
+  for i, a in ipairs(o.addons or {}) do
+    row(o, c, backend, rows[i], a, report)
   end
   if o.output == "json" then
     for _, r in ipairs(rows) do io.stdout:write(c.json.encode(r), "\n") end

@@ -11,7 +11,7 @@ function M.modules()
   if loaded then return loaded end
   local c = {}
   for _, n in ipairs { "argsfile", "fs", "hash", "http", "journal", "json",
-                       "sandbox", "sys", "yaml" } do
+                       "kube", "sandbox", "sys", "yaml" } do
     local ok, m = pcall(require, "uphook.c." .. n)
     if ok then c[n] = m end
   end

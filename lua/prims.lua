@@ -7,6 +7,7 @@
 local rollback = require "uphook.rollback"
 local plan = require "uphook.plan"
 local kinds = require "uphook.kinds"
+local state = require "uphook.state"
 
 local M = {}
 
@@ -269,6 +270,7 @@ function H.kube_rollout(run, kind, name, namespace, opts)
   local status = "not observed"
   local ok, last = run.backend:watch(kind, name, namespace, function(obj)
     local done
+    state.renew(run)
     done, status = rolled_out(obj)
     if obj and run.report.progress then
       run.report:progress(string.format("%s %s: %s", kind, name, status))
@@ -297,6 +299,7 @@ function H.kube_wait(run, kind, name, namespace, opts)
   end
   local seen = "absent"
   local ok = run.backend:watch(kind, name, namespace, function(obj)
+    state.renew(run)
     if not obj then seen = "absent"; return false end
     seen = "no " .. opts.condition .. " condition"
     for _, c in ipairs((obj.status or {}).conditions or {}) do
@@ -432,7 +435,9 @@ local function change_file(run, root, dir, rel, new, mode)
     if new == nil then
       ok_or_raise(run.fs.remove(dir, rel))
     else
-      ok_or_raise(run.fs.write(dir, rel, new, mode))
+      -- an existing file keeps its mode unless the hook gives one
+      local st = prior and run.fs.stat(dir, rel)
+      ok_or_raise(run.fs.write(dir, rel, new, mode or (st and st.mode)))
     end
     rollback.changed(run)
   end

@@ -121,6 +121,25 @@ function M.lock(run)
       .. (type(e) == "table" and e.message or tostring(e))) end
   end
   run.locked = true
+  run.renewed = run.clock_wall and run.clock_wall() or os.time()
+end
+
+---Renew the Lease during long waits (every third of its duration).
+function M.renew(run)
+  if not run.locked then return end
+  local now = run.clock_wall and run.clock_wall() or os.time()
+  if run.renewed and now - run.renewed < LEASE_SECONDS / 3 then return end
+  run.renewed = now
+  local b = run.backend
+  local cur = b:get("coordination.k8s.io/v1/Lease", cm_name(run.addon), NS)
+  if not cur then return end
+  local l = lease_obj(run, cur.metadata.resourceVersion)
+  l.spec.acquireTime = cur.spec and cur.spec.acquireTime or l.spec.acquireTime
+  local ok, e = pcall(b.replace, b, l)
+  if not ok then
+    run.report:log("warn", "could not renew the Lease: "
+      .. (type(e) == "table" and e.message or tostring(e)))
+  end
 end
 
 ---Release the Lease (best effort: a stale one is taken over later).

@@ -291,7 +291,9 @@ local function run_hook(env, command, args)
   local report = Report.new { capture = true, json = C.json }
   local backend, c = faulty(env, env.backend, C)
   local clock = env.backend.clock
+  env.rolling_back = false
   local code, run = engine.run { command = command, addon = env.name,
+    on_rollback = function() env.rolling_back = true end,
     source = env.source, chunkname = "@" .. env.hook_path,
     hook_name = env.name .. "/upgrade.lua", argv = args or {},
     backend = backend, net = env.net, roots = env.roots, c = c,
@@ -350,7 +352,9 @@ function Env:calls(name)
   return out
 end
 
----Inject a fault: {on="kube.apply", kind=, name=, path=, error=, after=n}.
+---Inject a fault: {on="kube.apply", kind=, name=, path=, error=, after=n,
+---times=1}. It fires at the (after+1)th matching change, `times` times
+---(default once), and never while the engine rolls back.
 function Env:fail(f)
   assert(type(f) == "table" and type(f.on) == "string",
     "env:fail: {on = \"kube.apply\", ...} expected")

@@ -15,7 +15,10 @@ exit 7
 SH
 chmod +x "$R1/addons/legacy/upgrade"
 printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n' > "$TMP/cluster.yaml"
-U="$UPHOOK --addons $R1 --addons $R2 --offline $TMP/cluster.yaml --state-dir $TMP/state"
+# every run gets a fresh state dir, so a fresh offline world
+N=0
+U() { N=$((N + 1)); "$UPHOOK" --addons "$R1" --addons "$R2" \
+  --offline "$TMP/cluster.yaml" --state-dir "$TMP/state$N" "$@"; }
 
 run $UPHOOK version
 expect "version prints the version" 0 '^uphook [0-9]+\.[0-9]+\.[0-9]+'
@@ -36,33 +39,33 @@ expect "bad --timeout exits 2" 2 "--timeout needs a non-negative number"
 run $UPHOOK
 expect "no command exits 2 with usage" 2 "usage: uphook"
 
-run $U upgrade nohook
+run U upgrade nohook
 expect "no hook: exact message, exit 3" 3 '^Upgrade is not supported by nohook$'
-run $U upgrade missing
+run U upgrade missing
 expect "unknown addon exits 2" 2 "addon 'missing' not found"
-run $U upgrade both
+run U upgrade both
 expect "ambiguous bare name exits 2 naming choices" 2 "core/both" "community/both"
-run $U upgrade community/both
+run U upgrade community/both
 expect "repo/name selects a repository" 0 "Upgraded both from 1.1.0 to 1.2.0"
-run $U upgrade legacy --flag x 1.2.3
+run U upgrade legacy --flag x 1.2.3
 expect "legacy upgrade script runs with the args, its exit code is ours" 7 \
   "legacy upgrade called with: --flag x 1.2.3"
-run $U plan legacy
+run U plan legacy
 expect "plan of a legacy script says it cannot" 4 "cannot plan legacy"
 
-run $U upgrade hello --colour=red
+run U upgrade hello --colour=red
 expect "undeclared --name exits 2" 2 "unknown parameter --colour"
-run $U upgrade hello --color pink
+run U upgrade hello --color pink
 expect "value outside choices exits 2" 2 "must be one of blue, red"
-run $U upgrade hello --color
+run U upgrade hello --color
 expect "--name without a value exits 2" 2 "needs a value"
-run $U plan hello --color red
+run U plan hello --color red
 expect "plan prints the change and the summary" 0 \
   "Plan for hello 1.1.0 -> 1.2.0" "\+ ConfigMap default/hello \(created\)" \
   "Summary: 1 created"
-run $U upgrade hello --color red
+run U upgrade hello --color red
 expect "upgrade with --name value" 0 "hello created" "Upgraded hello"
-run $U --output json plan hello
+run U --output json plan hello
 expect "--output json plan is one JSON event per line" 0 '"event":"plan"' \
   '"action":"created"'
 
@@ -73,5 +76,41 @@ expect "already at the version: exit 0, nothing run" 0 "already at 1.2.0"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-hello, namespace: kube-system}\ndata: {version: 0.9.0}\n' > "$TMP/old.yaml"
 run $UPHOOK --addons $R1 --offline "$TMP/old.yaml" upgrade hello
 expect "a version outside from exits 4" 4 "0.9.0 cannot be upgraded"
+
+# an offline world persists in its state dir: upgrade, then "already"
+W="$TMP/world"
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --state-dir "$W" upgrade hello
+expect "offline upgrade into a kept world" 0 "Upgraded hello"
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --state-dir "$W" upgrade hello
+expect "the kept world remembers the upgrade" 0 "already at 1.2.0"
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --state-dir "$W" list --output json
+expect "list reads the kept world" 0 '"installed":"1.2.0"'
+
+# a relative --state-dir works
+(cd "$TMP" && "$UPHOOK" --addons "$R1" --offline cluster.yaml --state-dir rel plan hello) >"$OUT" 2>&1; RC=$?
+expect "a relative --state-dir works" 0 "Plan for hello"
+
+# a journal left behind blocks upgrade and plan; a corrupt one is kept
+J="$TMP/stuck"; mkdir -p "$J/journal"
+printf 'UPHOOKJ1garbage-that-is-not-a-journal' > "$J/journal/hello.journal"
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --state-dir "$J" upgrade hello
+expect "a left journal refuses upgrade with exit 6" 6 "uphook recover hello"
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --state-dir "$J" recover hello
+expect "recover of a corrupt journal exits 6 and keeps it" 6 "cannot read the journal"
+[ -f "$J/journal/hello.journal" ] && ok "the corrupt journal is kept" || not_ok "the corrupt journal is kept"
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --state-dir "$TMP/none" recover hello
+expect "recover without a journal says so" 0 "nothing to recover"
+
+# lint lets a hook require its own modules while its file loads
+mkdir -p "$TMP/lintrepo/mod"
+echo 'return { v = "2.0.0" }' > "$TMP/lintrepo/mod/consts.lua"
+cat > "$TMP/lintrepo/mod/upgrade.lua" <<'LUA'
+local consts = require "consts"
+return { version = consts.v, from = ">=1.0.0 <2.0.0", permissions = {},
+  description = "uses a module", detect = function() return "1.0.0" end,
+  upgrade = function() end }
+LUA
+run "$UPHOOK" lint "$TMP/lintrepo/mod"
+expect "lint: a hook may require its own modules at load" 0 "ok \(2.0.0"
 
 finish

@@ -1,0 +1,28 @@
+"""Print a mock cluster file (or a fixture) as canonical JSON without
+server-set fields, so two worlds can be compared with cmp."""
+import json
+import sys
+
+import yaml
+
+SERVER = {"resourceVersion", "uid", "creationTimestamp", "managedFields",
+          "generation", "selfLink"}
+
+
+def clean(o):
+    o = dict(o)
+    o.pop("status", None)
+    md = {k: v for k, v in (o.get("metadata") or {}).items()
+          if k not in SERVER}
+    o["metadata"] = md
+    return o
+
+
+objs = [clean(d) for d in yaml.safe_load_all(open(sys.argv[1]))
+        if isinstance(d, dict)]
+skip = sys.argv[2] if len(sys.argv) > 2 else None
+objs = [o for o in objs if not (o.get("kind") == "Lease" and skip)]
+objs.sort(key=lambda o: (o.get("apiVersion", ""), o.get("kind", ""),
+                         o["metadata"].get("namespace", ""),
+                         o["metadata"].get("name", "")))
+print(json.dumps(objs, indent=1, sort_keys=True))
