@@ -33,7 +33,8 @@ static const struct {
   { "test", "[path...]", "Run *_test.lua hook tests offline (default: "
     "hooks/).\n"
     "  --junit FILE         also write JUnit XML\n"
-    "  --filter TEXT        only tests whose name contains TEXT\n" },
+    "  --filter TEXT        only tests whose name contains TEXT\n"
+    "  --jobs N             run a file's cases in N workers (default: CPUs)\n" },
   { "lint", "[path...]", "Load hooks without running them and check their "
     "declarations.\n" },
   { "version", "", "Print the version.\n" },
@@ -83,7 +84,8 @@ static const char **string_opt(struct uh_cli *c, const char *name)
   if (!strcmp(name, "--filter")) return &c->filter;
   if (!strcmp(name, "--ca-file")) return &c->ca_file;
   if (!strcmp(name, "--addons") || !strcmp(name, "--timeout")
-      || !strcmp(name, "--memory-limit") || !strcmp(name, "--lock-wait"))
+      || !strcmp(name, "--memory-limit") || !strcmp(name, "--lock-wait")
+      || !strcmp(name, "--jobs"))
     return &scratch;
   return NULL;
 }
@@ -103,6 +105,11 @@ static int set_value(struct uh_cli *c, const char *name, const char *v)
   } else if (!strcmp(name, "--lock-wait")) {
     if ((rc = parse_number(name, v, &d)) >= 0) return rc;
     c->lock_wait = d;
+  } else if (!strcmp(name, "--jobs")) {
+    if ((rc = parse_number(name, v, &d)) >= 0) return rc;
+    if (d < 1 || d > 256)
+      return usage_error("%s must be between 1 and 256", name);
+    c->jobs = (int)d;
   } else if (!strcmp(name, "--memory-limit")) {
     if ((rc = parse_number(name, v, &d)) >= 0) return rc;
     if (d < 1 || d > 65536)

@@ -12,7 +12,7 @@ struct uh_cli {
   const char *ca_file;
   double timeout, lock_wait;
   long memory_limit;           /* MiB */
-  int verbosity, plan_fetch;
+  int verbosity, plan_fetch, jobs;
   const char **rest;           /* operands after the command */
   int nrest;
 };

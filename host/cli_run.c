@@ -74,6 +74,10 @@ static void push_options(lua_State *L, const struct uh_cli *c,
   lua_setfield(L, -2, "memory_limit");
   lua_pushinteger(L, c->verbosity);
   lua_setfield(L, -2, "verbosity");
+  if (c->jobs > 0) {
+    lua_pushinteger(L, c->jobs);
+    lua_setfield(L, -2, "jobs");
+  }
   lua_pushboolean(L, c->plan_fetch);
   lua_setfield(L, -2, "plan_fetch");
   lua_pushboolean(L, isatty(1));

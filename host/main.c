@@ -77,10 +77,12 @@ int main(int argc, char **argv)
   if (strcmp(cli.command, "version") == 0) {
     printf("uphook %s (Lua %s.%s)\n", UPHOOK_VERSION, LUA_VERSION_MAJOR,
            LUA_VERSION_MINOR);
+    uh_cli_free(&cli);
     return 0;
   }
   if (strcmp(cli.command, "help") == 0) {
     fputs(usage_text, stdout);
+    uh_cli_free(&cli);
     return 0;
   }
   install_signals();

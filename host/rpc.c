@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <msgpack.h>
 #include "mpack.h"
@@ -25,6 +26,24 @@ static int write_all(int fd, const char *p, size_t n)
   return 0;
 }
 
+/* Header and body in one writev when the pipe takes it all (the usual
+ * case), else the rest piece by piece. */
+static int write_frame(int fd, const unsigned char hdr[4], const char *buf,
+                       size_t len)
+{
+  struct iovec iov[2] = { { (void *)hdr, 4 }, { (void *)buf, len } };
+  ssize_t w;
+  do
+    w = writev(fd, iov, 2);
+  while (w < 0 && errno == EINTR);
+  if (w < 0)
+    return -1;
+  if ((size_t)w < 4)
+    return write_all(fd, (const char *)hdr + w, 4 - (size_t)w)
+           || write_all(fd, buf, len);
+  return write_all(fd, buf + (w - 4), len - ((size_t)w - 4));
+}
+
 int uh_rpc_send_raw(int fd, const char *buf, size_t len, char *err,
                     size_t errlen)
 {
@@ -38,7 +57,7 @@ int uh_rpc_send_raw(int fd, const char *buf, size_t len, char *err,
   hdr[1] = (unsigned char)(len >> 8);
   hdr[2] = (unsigned char)(len >> 16);
   hdr[3] = (unsigned char)(len >> 24);
-  if (write_all(fd, (const char *)hdr, 4) || write_all(fd, buf, len)) {
+  if (write_frame(fd, hdr, buf, len)) {
     snprintf(err, errlen, "pipe write failed: %s", strerror(errno));
     return UH_RPC_ERR;
   }

@@ -584,18 +584,57 @@ static void run_phase(lua_State *L, int msg)
   send_or_die(L);
 }
 
+/* {"reset", source, chunkname, memory_limit, deadline, timeout}: the
+ * next hook run in this (already confined) process gets a new state.
+ * Only `uphook test` sends it; the strings are copied out of the state
+ * that is about to be closed. */
+static struct uh_child_conf g_next;
+static char *g_next_src, *g_next_name;
+
+static void take_reset(lua_State *L, int msg)
+{
+  size_t n;
+  const char *s;
+  free(g_next_src);
+  free(g_next_name);
+  lua_rawgeti(L, msg, 2);
+  s = luaL_checklstring(L, -1, &n);
+  g_next_src = malloc(n + 1);
+  lua_rawgeti(L, msg, 3);
+  g_next_name = strdup(luaL_optstring(L, -1, "=hook"));
+  if (!g_next_src || !g_next_name)
+    _exit(4);
+  memcpy(g_next_src, s, n + 1);
+  g_next = *g_conf;
+  g_next.src = g_next_src;
+  g_next.len = n;
+  g_next.chunkname = g_next_name;
+  lua_rawgeti(L, msg, 4);
+  g_next.mem_limit = (size_t)luaL_optinteger(L, -1, 256 << 20);
+  lua_rawgeti(L, msg, 5);
+  g_next.deadline = luaL_optnumber(L, -1, uh_monotonic() + 900);
+  lua_rawgeti(L, msg, 6);
+  g_next.timeout = luaL_optnumber(L, -1, 900);
+}
+
+static int confined;
+
+/* One hook run: returns (to uh_sandbox_main) only when a reset came. */
 static int child_main(lua_State *L)
 {
   char err[256];
   build_env(L);
-  /* jansson seeds its hash from /dev/urandom on first use: do it now,
-   * while the child may still open files */
-  json_object_seed(0);
-  if (!g_conf->unconfined) {
-    if (uh_confine_enter(g_rfd, g_wfd, &g_conf->lim, err, sizeof err))
-      _exit(5);
-    g_rfd = 3;
-    g_wfd = 4;
+  if (!confined) {
+    /* jansson seeds its hash from /dev/urandom on first use: do it now,
+     * while the child may still open files */
+    json_object_seed(0);
+    if (!g_conf->unconfined) {
+      if (uh_confine_enter(g_rfd, g_wfd, &g_conf->lim, err, sizeof err))
+        _exit(5);
+      g_rfd = 3;
+      g_wfd = 4;
+    }
+    confined = 1;
   }
   lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 1000);
   lua_pushcfunction(L, load_hook);
@@ -609,10 +648,14 @@ static int child_main(lua_State *L)
       _exit(3);
     verb = lua_tostring(L, -1);
     lua_pop(L, 1);
-    if (strcmp(verb, "run") == 0)
+    if (strcmp(verb, "run") == 0) {
       run_phase(L, lua_gettop(L));
-    else
+    } else if (strcmp(verb, "reset") == 0) {
+      take_reset(L, lua_gettop(L));
+      return 0;
+    } else {
       _exit(0);
+    }
     lua_settop(L, 0);
   }
 }
@@ -625,17 +668,21 @@ static int child_panic(lua_State *L)
 
 void uh_sandbox_main(int rfd, int wfd, const struct uh_child_conf *conf)
 {
-  lua_State *L;
   g_conf = conf;
   g_rfd = rfd;
   g_wfd = wfd;
-  g_alloc.used = 0;
-  g_alloc.limit = conf->mem_limit;
-  L = lua_newstate(counting_alloc, &g_alloc);
-  if (!L)
-    _exit(4);
-  lua_atpanic(L, child_panic);
-  lua_pushcfunction(L, child_main);
-  lua_pcall(L, 0, 0, 0);
-  _exit(4);
+  for (;;) {
+    lua_State *L;
+    g_alloc.used = 0;
+    g_alloc.limit = g_conf->mem_limit;
+    L = lua_newstate(counting_alloc, &g_alloc);
+    if (!L)
+      _exit(4);
+    lua_atpanic(L, child_panic);
+    lua_pushcfunction(L, child_main);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK)
+      _exit(4);
+    lua_close(L);          /* a reset: the next run starts from nothing */
+    g_conf = &g_next;
+  }
 }

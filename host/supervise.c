@@ -41,6 +41,27 @@ struct child {
 };
 
 static int prepared;
+static void reap_all(void);
+
+/* Children killed by close() are reaped later, so that the kernel tears
+ * them down on the other core while the broker goes on. */
+#define MAX_PENDING 32
+static pid_t pending[MAX_PENDING];
+static int npending;
+
+static void reap_pending(int block)
+{
+  int i = 0;
+  while (i < npending) {
+    pid_t r = waitpid(pending[i], NULL, block ? 0 : WNOHANG);
+    if (r == pending[i] || (r < 0 && errno == ECHILD))
+      pending[i] = pending[--npending];
+    else if (r < 0 && errno == EINTR)
+      continue;
+    else
+      i++;
+  }
+}
 
 static void describe_status(struct child *c, int st)
 {
@@ -131,6 +152,8 @@ static int sb_spawn(lua_State *L)
   conf.lim.as_bytes = conf.mem_limit * 2 + ((size_t)512 << 20);
   conf.lim.cpu_seconds = (unsigned)conf.timeout + 5;
   conf.lim.nofile = 8;
+  if (npending == MAX_PENDING)
+    reap_pending(1);
   if (!prepared && !conf.unconfined) {
     if (uh_confine_prepare(err, sizeof err)) {
       lua_pushnil(L);
@@ -138,6 +161,7 @@ static int sb_spawn(lua_State *L)
       return 2;
     }
     prepared = 1;
+    atexit(reap_all);
   }
   c = lua_newuserdatauv(L, sizeof *c, 0);
   memset(c, 0, sizeof *c);
@@ -250,6 +274,12 @@ protocol:
   return pusherr(L, lua_tostring(L, -1), "protocol");
 }
 
+/* At exit: no zombie is left behind. */
+static void reap_all(void)
+{
+  reap_pending(1);
+}
+
 static struct child *checkchild(lua_State *L)
 {
   struct child *c = luaL_checkudata(L, 1, CHILD_MT);
@@ -289,12 +319,55 @@ static int child_run(lua_State *L)
   return serve_until(L, c, "done", 4);
 }
 
+/* child:reset{source=, chunkname=, memory_limit=, deadline=, timeout=}
+ * -> true when the (idle, alive) child took it; then call loaded(). */
+static int child_reset(lua_State *L)
+{
+  struct child *c = checkchild(L);
+  char err[256];
+  luaL_checktype(L, 2, LUA_TTABLE);
+  if (c->dead || c->pid <= 0) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  lua_createtable(L, 6, 0);
+  lua_pushliteral(L, "reset");
+  lua_rawseti(L, -2, 1);
+  lua_getfield(L, 2, "source");
+  luaL_checkstring(L, -1);
+  lua_rawseti(L, -2, 2);
+  lua_getfield(L, 2, "chunkname");
+  lua_rawseti(L, -2, 3);
+  lua_getfield(L, 2, "memory_limit");
+  lua_rawseti(L, -2, 4);
+  lua_getfield(L, 2, "deadline");
+  c->deadline = luaL_optnumber(L, -1, uh_monotonic() + 900);
+  lua_rawseti(L, -2, 5);
+  lua_getfield(L, 2, "timeout");
+  c->timeout = luaL_optnumber(L, -1, 900);
+  lua_rawseti(L, -2, 6);
+  lua_pushboolean(L, uh_rpc_send(c->wfd, L, -1, err, sizeof err)
+                     == UH_RPC_OK);
+  return 1;
+}
+
 static int child_close(lua_State *L)
 {
   struct child *c = checkchild(L);
+  if (c->pid > 0 && npending < MAX_PENDING) {
+    kill(c->pid, SIGKILL);
+    pending[npending++] = c->pid;
+    c->pid = -1;
+    c->dead = 1;
+    close(c->rfd);
+    close(c->wfd);
+    c->rfd = c->wfd = -1;
+  }
   reap(c, 1);
+  reap_pending(0);
   return 0;
 }
+
 
 static int child_pid(lua_State *L)
 {
@@ -337,6 +410,7 @@ static const luaL_Reg child_methods[] = {
   { "close", child_close },
   { "loaded", child_loaded },
   { "pid", child_pid },
+  { "reset", child_reset },
   { "run", child_run },
   { NULL, NULL }
 };

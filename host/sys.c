@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <lua.h>
@@ -180,6 +181,10 @@ static int sys_mkdirs(lua_State *L)
 {
   const char *path = luaL_checkstring(L, 1);
   char buf[PATH_MAX], *p;
+  if (mkdir(path, 0755) == 0 || errno == EEXIST) {   /* the common case */
+    lua_pushboolean(L, 1);
+    return 1;
+  }
   if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
     return luaL_argerror(L, 1, "path too long");
   for (p = buf + 1; ; p++) {
@@ -202,6 +207,86 @@ static int sys_getenv(lua_State *L)
   return 1;
 }
 
+/* Workers of `uphook test -j`: fork, a pipe each way, read to EOF. */
+static int sys_fork(lua_State *L)
+{
+  pid_t pid;
+  fflush(stdout);
+  fflush(stderr);
+  pid = fork();
+  if (pid < 0)
+    return fail(L, "fork", "");
+  lua_pushinteger(L, pid);
+  return 1;
+}
+
+static int sys_pipe(lua_State *L)
+{
+  int fd[2];
+  if (pipe2(fd, O_CLOEXEC) != 0)
+    return fail(L, "pipe", "");
+  lua_pushinteger(L, fd[0]);
+  lua_pushinteger(L, fd[1]);
+  return 2;
+}
+
+static int sys_fdwrite(lua_State *L)
+{
+  int fd = (int)luaL_checkinteger(L, 1);
+  size_t n;
+  const char *p = luaL_checklstring(L, 2, &n);
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return fail(L, "write", "pipe");
+    p += w;
+    n -= (size_t)w;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int sys_fdreadall(lua_State *L)
+{
+  int fd = (int)luaL_checkinteger(L, 1);
+  luaL_Buffer b;
+  ssize_t n;
+  luaL_buffinit(L, &b);
+  do {
+    char *p = luaL_prepbuffsize(&b, 65536);
+    n = read(fd, p, 65536);
+    if (n > 0)
+      luaL_addsize(&b, (size_t)n);
+  } while (n > 0 || (n < 0 && errno == EINTR));
+  luaL_pushresult(&b);
+  return 1;
+}
+
+static int sys_fdclose(lua_State *L)
+{
+  close((int)luaL_checkinteger(L, 1));
+  return 0;
+}
+
+static int sys_waitpid(lua_State *L)
+{
+  int st = 0;
+  pid_t pid = (pid_t)luaL_checkinteger(L, 1);
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  lua_pushinteger(L, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+  return 1;
+}
+
+static int sys_nproc(lua_State *L)
+{
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  lua_pushinteger(L, n > 0 ? n : 1);
+  return 1;
+}
+
 /* Test-only crash injection (UPHOOK_CRASH_AFTER): die at once, as a
  * power cut would, leaving the journal for `uphook recover`. */
 static int sys_crash(lua_State *L)
@@ -211,6 +296,10 @@ static int sys_crash(lua_State *L)
 
 static const luaL_Reg sys_funcs[] = {
   { "crash", sys_crash },
+  { "fdclose", sys_fdclose },
+  { "fdreadall", sys_fdreadall },
+  { "fdwrite", sys_fdwrite },
+  { "fork", sys_fork },
   { "getenv", sys_getenv },
   { "hostname", sys_hostname },
   { "isatty", sys_isatty },
@@ -219,10 +308,13 @@ static const luaL_Reg sys_funcs[] = {
   { "lock", sys_lock },
   { "mkdirs", sys_mkdirs },
   { "mkdtemp", sys_mkdtemp },
+  { "nproc", sys_nproc },
   { "pid", sys_pid },
+  { "pipe", sys_pipe },
   { "read", sys_read },
   { "realpath", sys_realpath },
   { "rmtree", sys_rmtree },
+  { "waitpid", sys_waitpid },
   { "wall", sys_wall },
   { "write", sys_write },
   { NULL, NULL }

@@ -187,9 +187,10 @@ end
 --- The whole upgrade -------------------------------------------------------------
 
 local function load_hook(run, o)
-  local child, err = run.c.sandbox.spawn { source = o.source,
-    chunkname = o.chunkname, memory_limit = o.memory_limit,
-    deadline = run.deadline, timeout = o.timeout }
+  local conf = { source = o.source, chunkname = o.chunkname,
+    memory_limit = o.memory_limit, deadline = run.deadline,
+    timeout = o.timeout }
+  local child, err = (o.spawn or run.c.sandbox.spawn)(conf)
   if not child then stop(M.EARLY, err) end
   run.child = child
   run.phase = "load"
@@ -321,7 +322,9 @@ function M.run(o)
   else
     code = fail(run, code)
   end
-  if run.child then run.child:close() end
+  if run.child then
+    if o.release then o.release(run.child) else run.child:close() end
+  end
   state.unlock(run)
   return code, run
 end

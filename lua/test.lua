@@ -285,6 +285,31 @@ function Env:seed_state(st)
     data = data }, {})
 end
 
+--- One confined child serves successive cases (each with a brand-new
+--- Lua state, sent with a reset): forking and confining a process per
+--- case would cost more than the case. A child is retired after 100 runs
+--- or as soon as anything went wrong with it. UPHOOK_TEST_FORK=1 forks
+--- one per case instead.
+local pool = { child = nil, uses = 0 }
+
+local function spawn(conf)
+  local c = pool.child
+  if c and C.sys.getenv("UPHOOK_TEST_FORK") ~= "1" and c:reset(conf) then
+    return c
+  end
+  if c then c:close() end
+  pool.child, pool.uses = C.sandbox.spawn(conf), 0
+  return pool.child
+end
+
+local function release(child)
+  pool.uses = pool.uses + 1
+  if child ~= pool.child or pool.uses >= 100 then
+    child:close()
+    if child == pool.child then pool.child = nil end
+  end
+end
+
 local function run_hook(env, command, args)
   local engine = require "uphook.engine"
   local Report = require "uphook.report"
@@ -293,6 +318,7 @@ local function run_hook(env, command, args)
   local clock = env.backend.clock
   env.rolling_back = false
   local code, run = engine.run { command = command, addon = env.name,
+    spawn = spawn, release = release,
     on_rollback = function() env.rolling_back = true end,
     source = env.source, chunkname = "@" .. env.hook_path,
     hook_name = env.name .. "/upgrade.lua", argv = args or {},
@@ -414,9 +440,61 @@ local function short_trace(tb)
   return table.concat(out, "\n    ")
 end
 
+local function run_case(c, opts)
+  local r = { name = c.name }
+  local t0 = opts.clock and opts.clock() or 0
+  if c.skip then
+    r.skipped = c.skip
+  else
+    local ok, e = xpcall(c.fn, traceback)
+    r.ok, r.err = ok, (not ok) and short_trace(e) or nil
+  end
+  r.time = (opts.clock and opts.clock() or 0) - t0
+  if opts.after_case then opts.after_case() end
+  return r
+end
+
+--- Run cases in W forked workers; results come back as JSON lines and
+--- are reported in case order.
+local function run_parallel(list, W, opts)
+  local sys, json = opts.sys, opts.json
+  if opts.before_fork then opts.before_fork() end
+  local workers = {}
+  for k = 1, W do
+    local rfd, wfd = sys.pipe()
+    local pid = sys.fork()
+    if pid == 0 then
+      sys.fdclose(rfd)
+      for i = k, #list, W do
+        local r = run_case(list[i], opts)
+        r.i = i
+        sys.fdwrite(wfd, json.encode(r) .. "\n")
+      end
+      if opts.before_fork then opts.before_fork() end
+      sys.crash(0)
+    end
+    sys.fdclose(wfd)
+    workers[k] = { pid = pid, fd = rfd }
+  end
+  local results = {}
+  for k, w in ipairs(workers) do
+    for line in sys.fdreadall(w.fd):gmatch("[^\n]+") do
+      local r = json.decode(line)
+      results[r.i] = r
+    end
+    sys.fdclose(w.fd)
+    local status = sys.waitpid(w.pid)
+    for i = k, #list, W do
+      results[i] = results[i] or { name = list[i].name, ok = false,
+        err = "the test worker died (status " .. status .. ")", time = 0 }
+    end
+  end
+  return results
+end
+
 ---Run test files. `opts.loader(path)` loads and runs a test file (so the
 ---C host can give it a fresh environment); `opts.filter` selects by name;
----`opts.report(result)` sees every result.
+---`opts.jobs` > 1 spreads a file's cases over forked workers.
 ---@return table results, integer passed, integer failed, integer skipped
 function M.run(files, opts)
   local results, np, nf, ns = {}, 0, 0, 0
@@ -429,25 +507,32 @@ function M.run(files, opts)
       results[#results + 1] = { file = path, name = "(load)", ok = false,
                                 err = tostring(lerr), time = 0 }
     end
+    local selected = {}
     for _, c in ipairs(list or {}) do
       if not opts.filter or c.name:find(opts.filter, 1, true) then
-        local r = { file = path, name = c.name }
-        local t0 = opts.clock and opts.clock() or 0
-        if c.skip then
-          r.skipped, ns = c.skip, ns + 1
-          out(string.format("skip %s: %s (%s)\n", path, c.name, c.skip))
-        else
-          local ok, e = xpcall(c.fn, traceback)
-          r.ok, r.err = ok, (not ok) and short_trace(e) or nil
-          if ok then np = np + 1 else nf = nf + 1 end
-          out(string.format("%s %s: %s\n", ok and "ok  " or "FAIL", path,
-                            c.name))
-          if not ok then out("    " .. r.err .. "\n") end
-        end
-        r.time = (opts.clock and opts.clock() or 0) - t0
-        results[#results + 1] = r
-        if opts.after_case then opts.after_case() end
+        selected[#selected + 1] = c
       end
+    end
+    local W = math.min(opts.jobs or 1, #selected // 8)
+    local rs
+    if W > 1 then
+      rs = run_parallel(selected, W, opts)
+    else
+      rs = {}
+      for i, c in ipairs(selected) do rs[i] = run_case(c, opts) end
+    end
+    for _, r in ipairs(rs) do
+      r.file = path
+      if r.skipped then
+        ns = ns + 1
+        out(string.format("skip %s: %s (%s)\n", path, r.name, r.skipped))
+      else
+        if r.ok then np = np + 1 else nf = nf + 1 end
+        out(string.format("%s %s: %s\n", r.ok and "ok  " or "FAIL", path,
+                          r.name))
+        if not r.ok then out("    " .. r.err .. "\n") end
+      end
+      results[#results + 1] = r
     end
   end
   return results, np, nf, ns
@@ -508,8 +593,13 @@ function M.main(o, c)
   if #paths == 0 then paths = { "hooks" } end
   local files = {}
   for _, p in ipairs(paths) do find_tests(p, files) end
+  local jobs = o.jobs or c.sys.nproc()
   local results, np, nf, ns = M.run(files, {
     filter = o.filter, clock = c.sandbox.now, after_case = cleanup,
+    jobs = jobs, sys = c.sys, json = c.json,
+    before_fork = function()     -- a worker must not share the child
+      if pool.child then pool.child:close(); pool.child = nil end
+    end,
     loader = function(path)
       local env = setmetatable({}, { __index = _G })
       local chunk, err = loadfile(path, "t", env)

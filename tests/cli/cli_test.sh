@@ -101,6 +101,33 @@ expect "recover of a corrupt journal exits 6 and keeps it" 6 "cannot read the jo
 run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --state-dir "$TMP/none" recover hello
 expect "recover without a journal says so" 0 "nothing to recover"
 
+# uphook test: the same results, in the same order, with workers
+mkdir -p "$TMP/par"
+cat > "$TMP/par/par_test.lua" <<'LUA'
+local t = require "uphook.test"
+for i = 1, 24 do
+  t.case("case " .. i, function()
+    if i % 7 == 0 then t.eq(i, -i, "case " .. i .. " fails on purpose") end
+  end)
+end
+t.skip("skipped one", "to show skips")
+LUA
+"$UPHOOK" test --jobs 1 "$TMP/par" > "$TMP/seq.out"; s1=$?
+"$UPHOOK" test --jobs 3 "$TMP/par" --junit "$TMP/par.xml" > "$TMP/par.out"; s2=$?
+RC=$s2; cp "$TMP/par.out" "$OUT"
+expect "uphook test: failures exit 1 with the closing line" 1 \
+  "^21 passed, 3 failed, 1 skipped$" "case 14 fails on purpose"
+if [ $s1 -eq 1 ] && diff -u "$TMP/seq.out" "$TMP/par.out" >"$OUT"; then
+  ok "uphook test --jobs gives the sequential output, in order"
+else not_ok "uphook test --jobs gives the sequential output, in order"; fi
+python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); \
+  s = d.getElementsByTagName('testsuite')[0]; \
+  assert s.getAttribute('failures') == '3' and s.getAttribute('tests') == '25'" \
+  "$TMP/par.xml" >"$OUT" 2>&1 && ok "--junit writes valid XML with the counts" \
+  || not_ok "--junit writes valid XML with the counts"
+run "$UPHOOK" test --filter "case 1" "$TMP/par"
+expect "--filter selects by name" 1 "^10 passed, 1 failed$"
+
 # lint lets a hook require its own modules while its file loads
 mkdir -p "$TMP/lintrepo/mod"
 echo 'return { v = "2.0.0" }' > "$TMP/lintrepo/mod/consts.lua"
