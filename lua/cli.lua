@@ -104,18 +104,23 @@ local function print_outcome(o, report, code, run)
     end
     return
   end
+  local secs = run.elapsed or 0
   if code == engine.OK then
     if not run.noop then
       if not report:event({ event = "result", code = code, addon = run.addon,
           from = run.from, to = run.to, changes = run.entries,
-          summary = plan.summary(run.entries) }) then
+          summary = plan.summary(run.entries), seconds = secs }) then
         io.stdout:write(plan.render(run.entries, true))
-        report:info(string.format("Upgraded %s from %s to %s.", run.addon,
-          run.from, run.to))
+        report:info(string.format("Upgraded %s from %s to %s in %.1f s. "
+          .. "State: ConfigMap kube-system/uphook-%s.", run.addon, run.from,
+          run.to, secs, run.addon))
       end
     end
     return
   end
+  report:event({ event = "result", code = code, addon = run.addon,
+    error = run.error, seconds = secs, journal = code == engine.STUCK
+    and run.journal_path or nil })
   report:error(run.error or "failed")
   if run.trace and o.verbosity > 0 then io.stderr:write(run.trace, "\n") end
   if code == engine.FAILED then

@@ -267,7 +267,7 @@ local function new_run(o)
     journal_lib = o.c.journal, null = o.c.yaml.null,
     journal_path = o.journal_path, cache_dir = o.cache_dir,
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
-    entries = {}, records = {}, calls = {}, planned = {}, phase = "load",
+    entries = {}, records = {}, calls = {}, planned = {}, deleted = {}, phase = "load",
     changed = false, clock_wall = o.clock_wall,
     on_rollback = o.on_rollback, pid = o.pid }, Run)
   run.deadline = o.c.sandbox.now() + (o.timeout or 900)
@@ -316,6 +316,7 @@ end
 ---@return integer code, table run
 function M.run(o)
   local run = new_run(o)
+  local t0 = o.c.sandbox.now()
   local ok, code = pcall(body, run, o)
   if ok then
     rollback.finish(run)
@@ -326,6 +327,7 @@ function M.run(o)
     if o.release then o.release(run.child) else run.child:close() end
   end
   state.unlock(run)
+  run.elapsed = o.c.sandbox.now() - t0
   return code, run
 end
 

@@ -10,56 +10,90 @@ local SERVER_FIELDS = { resourceVersion = true, uid = true,
   creationTimestamp = true, managedFields = true, generation = true,
   selfLink = true }
 
-local function scalar(v, null)
+--- A compact one-line rendering of a value, for diffs.
+local function compact(v, null, budget)
+  budget = budget or 100
   if v == nil then return "(absent)" end
   if v == null then return "null" end
   if type(v) == "string" then return string.format("%q", v) end
-  if type(v) == "table" then return next(v) == nil and "{}" or "{...}" end
-  return tostring(v)
+  if type(v) ~= "table" then return tostring(v) end
+  local parts, n = {}, 0
+  if v[1] ~= nil or next(v) == nil then
+    for _, x in ipairs(v) do parts[#parts + 1] = compact(x, null, 40) end
+    n = #parts
+  else
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      parts[#parts + 1] = k .. ": " .. compact(v[k], null, 40)
+    end
+    n = #parts
+  end
+  local open, close = "{", "}"
+  if v[1] ~= nil or (next(v) == nil and getmetatable(v)) then
+    open, close = "[", "]"
+  end
+  local s = open .. table.concat(parts, ", ") .. close
+  if #s > budget then s = s:sub(1, budget - 4) .. "..." .. close end
+  return s, n
 end
 
---- Flatten an object into path -> value, keying list items by name.
-local function flatten(v, path, out, null, depth)
-  if type(v) ~= "table" or v == null or depth > 40 or next(v) == nil then
-    out[path] = v
-    return out
-  end
-  local is_list = v[1] ~= nil
-  for k, x in pairs(v) do
-    local p
-    if is_list then
-      local key = type(x) == "table" and (x.name or x.mountPath
-                  or x.containerPort)
-      p = key and string.format("%s[%s]", path, tostring(key))
-          or string.format("%s[%d]", path, k)
-    else
-      p = path == "" and tostring(k) or (path .. "." .. tostring(k))
-    end
-    if not (path == "metadata" and SERVER_FIELDS[k]) and p ~= "status" then
-      flatten(x, p, out, null, depth + 1)
-    end
-  end
-  return out
+local function is_list(t)
+  return type(t) == "table" and t[1] ~= nil
 end
 
----Field-level differences between two objects.
+--- List items are matched by name (or mountPath, containerPort) when
+--- they have one, else by position.
+local function item_key(x, i)
+  local key = type(x) == "table" and (x.name or x.mountPath
+              or x.containerPort)
+  return key and tostring(key) or tostring(i)
+end
+
+local function diff_into(a, b, path, out, null, depth)
+  if a == b then return end
+  local ta, tb = type(a) == "table" and a ~= null, type(b) == "table" and b ~= null
+  if not (ta and tb) or depth > 40 then
+    out[#out + 1] = { path = path, old = compact(a, null),
+                      new = compact(b, null) }
+    return
+  end
+  local ka, kb, order = {}, {}, {}
+  if is_list(a) or is_list(b) then
+    for i, x in ipairs(a) do local k = item_key(x, i); ka[k] = x; order[#order + 1] = k end
+    for i, x in ipairs(b) do
+      local k = item_key(x, i)
+      kb[k] = x
+      if ka[k] == nil then order[#order + 1] = k end
+    end
+    for _, k in ipairs(order) do
+      diff_into(ka[k], kb[k], path .. "[" .. k .. "]", out, null, depth + 1)
+    end
+    return
+  end
+  for k, x in pairs(a) do ka[tostring(k)] = x; order[#order + 1] = tostring(k) end
+  for k, x in pairs(b) do
+    kb[tostring(k)] = x
+    if a[k] == nil then order[#order + 1] = tostring(k) end
+  end
+  table.sort(order)
+  for _, k in ipairs(order) do
+    local skip = (path == "metadata" and SERVER_FIELDS[k])
+                 or (path == "" and k == "status")
+    if not skip then
+      diff_into(ka[k], kb[k], path == "" and k or (path .. "." .. k), out,
+                null, depth + 1)
+    end
+  end
+end
+
+---Field-level differences between two objects: a new or removed subtree
+---is one line.
 ---@return {path:string, old:string, new:string}[]
 function M.field_diff(a, b, null)
-  local fa = a and flatten(a, "", {}, null, 0) or {}
-  local fb = b and flatten(b, "", {}, null, 0) or {}
-  local out, seen = {}, {}
-  local function add(p)
-    if seen[p] then return end
-    seen[p] = true
-    local x, y = fa[p], fb[p]
-    if x ~= y and not (type(x) == "table" and type(y) == "table"
-       and next(x) == nil and next(y) == nil) then
-      out[#out + 1] = { path = p, old = scalar(x, null), new = scalar(y, null) }
-    end
-  end
-  for p in pairs(fa) do add(p) end
-  for p in pairs(fb) do add(p) end
-  table.sort(out, function(x, y) return x.path < y.path end)
+  local out = {}
+  diff_into(a, b, "", out, null, 0)
   return out
 end
 
@@ -94,10 +128,10 @@ local function lcs_ops(a, b)
   while i <= n or j <= m do
     if i <= n and j <= m and a[i] == b[j] then
       ops[#ops + 1] = { " ", a[i] }; i, j = i + 1, j + 1
-    elseif j <= m and (i > n or L[i][j + 1] >= L[i + 1][j]) then
-      ops[#ops + 1] = { "+", b[j] }; j = j + 1
-    else
+    elseif i <= n and (j > m or L[i + 1][j] >= L[i][j + 1]) then
       ops[#ops + 1] = { "-", a[i] }; i = i + 1
+    else
+      ops[#ops + 1] = { "+", b[j] }; j = j + 1
     end
   end
   return ops
@@ -154,7 +188,7 @@ end
 function M.kube(run, action, ref, prior, stored, data_loss)
   local e = add(run, { type = "kube", action = action, kind = ref.kind,
     name = ref.name, namespace = ref.namespace, data_loss = data_loss })
-  if action == "configured" then
+  if action == "configured" or (action == "created" and prior) then
     e.diff = M.field_diff(prior, stored, run.null)
   end
 end

@@ -144,7 +144,9 @@ function H.kube_apply(run, objs, opts)
       stored, action = run.backend:apply(obj, {})
       rollback.changed(run)
     end
-    plan.kube(run, action, key, prior, stored)
+    -- a re-created object shows what changed since it was deleted
+    local before = prior or (action == "created" and run.deleted[pk])
+    plan.kube(run, action, key, before or nil, stored)
     results[#results + 1] = { kind = obj.kind, name = key.name,
       namespace = key.namespace, action = action }
   end
@@ -183,6 +185,7 @@ function H.kube_delete(run, kind, name, namespace, opts)
   end
   need_kube(run, prior, "kube.delete")
   local key = ref(prior)
+  run.deleted[pkey(prior.kind, name, namespace)] = prior
   if run.plan then
     run.planned[pkey(prior.kind, name, namespace)] = false
   else

@@ -60,13 +60,17 @@ function M:log(level, text)
   end
 end
 
----A live status line during waits ("2/3 replicas updated").
+local SPIN = { "|", "/", "-", "\\" }
+
+---A live status line during waits ("2/3 replicas updated"), with a
+---spinner on a TTY.
 function M:progress(text)
   if self.capture then return end
   if self:event({ event = "progress", message = text }) then return end
-  if self.tty and text ~= self.status then
+  if self.tty then
+    self.spin = (self.spin or 0) % #SPIN + 1
     self.status = text
-    self.ewrite("\r\27[K  ... " .. text)
+    self.ewrite("\r\27[K  " .. SPIN[self.spin] .. " " .. text)
   elseif not self.tty and self.verbosity > 0 then
     self.write(stamp(self) .. "  ... " .. text .. "\n")
   end
