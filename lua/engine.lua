@@ -268,8 +268,7 @@ local function new_run(o)
     journal_path = o.journal_path, cache_dir = o.cache_dir,
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
     entries = {}, records = {}, calls = {}, planned = {}, deleted = {}, phase = "load",
-    changed = false, clock_wall = o.clock_wall,
-    on_rollback = o.on_rollback, pid = o.pid }, Run)
+    changed = false, clock_wall = o.clock_wall, pid = o.pid }, Run)
   run.deadline = o.c.sandbox.now() + (o.timeout or 900)
   run.crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "")
   run.handler = handler(run)
@@ -285,7 +284,6 @@ local function fail(run, err)
   run.error = err.message
   if err.code == M.FAILED or run.changed then
     run.c.sandbox.rolling_back(true)
-    if run.on_rollback then run.on_rollback() end
     local ok, problems, restored = rollback.undo(run, run.records)
     run.c.sandbox.rolling_back(false)
     run.restored = restored
@@ -300,7 +298,6 @@ local function fail(run, err)
     -- the first change failed after its record: undo what it may have
     -- left (undo is idempotent) and drop the journal; still exit 4
     run.c.sandbox.rolling_back(true)
-    if run.on_rollback then run.on_rollback() end
     local ok, problems = rollback.undo(run, run.records)
     run.c.sandbox.rolling_back(false)
     if not ok then

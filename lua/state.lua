@@ -146,8 +146,13 @@ end
 function M.unlock(run)
   if not run.locked then return end
   run.locked = false
-  pcall(run.backend.delete, run.backend, "coordination.k8s.io/v1/Lease",
-    cm_name(run.addon), NS)
+  local ok, e = pcall(run.backend.delete, run.backend,
+    "coordination.k8s.io/v1/Lease", cm_name(run.addon), NS)
+  if not ok then
+    run.report:log("warn", string.format("could not release the Lease "
+      .. "%s/%s: %s", NS, cm_name(run.addon),
+      type(e) == "table" and e.message or tostring(e)))
+  end
 end
 
 return M

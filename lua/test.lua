@@ -201,9 +201,10 @@ local function faulty(env, backend, c)
     if root then check("config.install", nil, nil, root .. ":" .. rel) end
     return c.fs.install(src, dir, rel, mode)
   end
-  -- the engine brackets its rollback with sandbox.rolling_back(true/false)
+  -- the engine brackets its rollback with sandbox.rolling_back(true/false):
+  -- from then on (the undo, the Lease release) no fault fires
   local sandbox = setmetatable({ rolling_back = function(on)
-    env.rolling_back = on
+    if on then env.rolling_back = true end
     return c.sandbox.rolling_back(on)
   end }, { __index = c.sandbox })
   local cc = setmetatable({ fs = fs, sandbox = sandbox }, { __index = c })
@@ -319,7 +320,6 @@ local function run_hook(env, command, args)
   env.rolling_back = false
   local code, run = engine.run { command = command, addon = env.name,
     spawn = spawn, release = release,
-    on_rollback = function() env.rolling_back = true end,
     source = env.source, chunkname = "@" .. env.hook_path,
     hook_name = env.name .. "/upgrade.lua", argv = args or {},
     backend = backend, net = env.net, roots = env.roots, c = c,

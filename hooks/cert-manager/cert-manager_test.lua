@@ -221,9 +221,12 @@ t.case("the saved state is used instead of detect", function()
   t.eq(#e:state().history, 1)
 end)
 
-t.skip("a plain env:fail{on = \"kube.delete\"} rolls back with exit 1",
-  "harness bug: lua/test.lua faulty() keeps faults armed during the rollback; "
-  .. "rollback.undo_kube deletes the objects the run created through the same "
-  .. "wrapped backend:delete, and state.unlock deletes the Lease through it too, "
-  .. "so an unfiltered kube.delete fault also fails the undo (exit 6) and "
-  .. "leaves the Lease behind (the once() faults above work around it)")
+t.case("a plain env:fail{on = \"kube.delete\"} rolls back with exit 1", function()
+  local e = env()
+  local before = e:snapshot()
+  e:fail { on = "kube.delete", error = "injected" }
+  local r = e:upgrade {}
+  t.eq(r.code, 1, r.error)
+  t.eq(e:snapshot(), before)
+  t.eq(#e:list("Lease", { namespace = "kube-system" }), 0)
+end)

@@ -314,16 +314,18 @@ for _, p in ipairs(PATHS) do
     end)
 end
 
-t.skip("a fault at config.set_args or service.restart rolls back with exit 1",
-  "harness bug: lua/test.lua faulty() keeps firing a fault at every "
-  .. "matching change after the Nth, and the rollback restores through the "
-  .. "same wrapped run.fs / backend (lua/rollback.lua:107 fs.write, :142 "
-  .. "backend.restart), so the fault fires again during undo: exit 6 "
-  .. "'rollback incomplete', problems {'args:kubelet: injected'}, although "
-  .. "the file never changed. Repro: t.env{addon=hooks/dns, cluster="
-  .. "fixtures/cluster-1.6.6.yaml, args={kubelet='--cluster-dns=1.2.3.4\\n'}}"
-  .. "; env:fail{on='config.set_args'}; env:upgrade{}.code == 6. The loop "
-  .. "above uses once() to fault only the change itself")
+for _, on in ipairs { "config.set_args", "service.restart" } do
+  t.case("a plain fault at " .. on .. " rolls back with exit 1", function()
+    local e = env("1.6.6", { args = { kubelet = "--cluster-dns=1.2.3.4\n" } })
+    local before, args = e:snapshot(), e:file("args:kubelet")
+    e:fail { on = on, error = "injected" }
+    local r = e:upgrade {}
+    t.eq(r.code, 1, r.error)
+    t.match(r.error, "injected")
+    t.eq(e:snapshot(), before)
+    t.eq(e:file("args:kubelet"), args)
+  end)
+end
 
 t.case("CoreDNS that never rolls out: verify times out, all rolled back", function()
   local e = env("1.6.6", { args = { kubelet = "--cluster-dns=10.0.0.1\n" } })

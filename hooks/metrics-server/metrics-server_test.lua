@@ -203,8 +203,12 @@ t.case("the saved state is used instead of detect", function()
   t.eq(arch(e), "arm64")
 end)
 
-t.skip("a plain env:fail{on = \"config.set_args\"} rolls back with exit 1",
-  "harness bug: lua/test.lua faulty() keeps faults armed during the rollback; "
-  .. "rollback.undo_file writes args:kubelet through the same wrapped fs.write, "
-  .. "so the fault fires again and the run ends with exit 6 (the once() "
-  .. "faults above work around it)")
+t.case("a plain env:fail{on = \"config.set_args\"} rolls back with exit 1", function()
+  local e = env { kubelet = "--authentication-token-webhook=false\n" }
+  local before, args = e:snapshot(), e:file("args:kubelet")
+  e:fail { on = "config.set_args", error = "injected" }
+  local r = e:upgrade {}
+  t.eq(r.code, 1, r.error)
+  t.eq(e:snapshot(), before)
+  t.eq(e:file("args:kubelet"), args)
+end)
