@@ -16,7 +16,7 @@ LUA_SRC  := $(filter-out %_test.lua,$(LUA_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test asan install clean demo bench fuzz unit
+.PHONY: all deps test asan install clean demo bench fuzz fuzz-build unit valgrind
 all: $(BUILD)/uphook
 
 deps:
@@ -54,8 +54,35 @@ test: $(BUILD)/uphook $(UNIT_BIN)
 
 asan:
 	$(MAKE) BUILD=build/asan CC=clang \
-	  CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
-	  LDFLAGS="-fsanitize=address,undefined" test
+	  CFLAGS="$(SAN_CFLAGS)" LDFLAGS="$(SAN_LDFLAGS)" test
+
+# Sanitizer builds (clang): ASan+UBSan for `make asan`, plus libFuzzer
+# coverage for `make fuzz` (tests/fuzz/README.md).
+SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+              -fno-sanitize-recover=all
+SAN_LDFLAGS := -fsanitize=address,undefined
+FUZZ_SECONDS ?= 30
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/%)
+
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libuphook.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -Itests/fuzz -o $@ $< \
+	  $(BUILD)/libuphook.a $(LDLIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz:
+	$(MAKE) BUILD=build/fuzz CC=clang \
+	  CFLAGS="$(SAN_CFLAGS) -fsanitize=fuzzer-no-link" \
+	  LDFLAGS="$(SAN_LDFLAGS)" fuzz-build
+	sh tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS)
+
+# Memcheck of the CLI end-to-end tests (see tests/valgrind/run.sh): a
+# build without the seccomp filter, which valgrind cannot run under.
+valgrind:
+	$(MAKE) BUILD=build/valgrind CFLAGS="-O1 -g -DUH_VALGRIND" \
+	  build/valgrind/uphook
+	sh tests/valgrind/run.sh build/valgrind
 
 install: $(BUILD)/uphook
 	install -Dm755 $(BUILD)/uphook $(DESTDIR)$(PREFIX)/bin/uphook

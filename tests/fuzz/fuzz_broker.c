@@ -1,0 +1,193 @@
+/* The broker side of the broker-child protocol, fed by a compromised
+ * child.  host/supervise.c is compiled into this file with kill() and
+ * waitpid() redirected to fakes, so that no process is forked: the
+ * "child" is a memfd holding the fuzz input as the bytes the broker reads,
+ * and what the broker writes goes to /dev/null.
+ *
+ * The input's first byte picks the mode: even, the rest is the byte
+ * stream as is; odd, the rest is a list of payloads (2-byte big-endian
+ * length, then the bytes), each sent as one well-framed message, so the
+ * fuzzer works on MessagePack messages rather than on frame lengths.
+ *
+ * The broker runs child:loaded(handler), then child:run("upgrade", ...)
+ * and child:run("verify", ...), as lua/engine.lua does.  The handler is
+ * the engine's: uphook.prims dispatch over a run whose hook declared no
+ * permission at all, with a backend, file system and HTTP family whose
+ * every changing method aborts.  Checked:
+ *   - the broker never crashes and never leaks the child's descriptors;
+ *   - the handler is only called with (string, table);
+ *   - nothing is ever changed (no permission was declared);
+ *   - a "protocol" outcome always killed the child, and every outcome is
+ *     one of the documented kinds. */
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include "fuzz.h"
+#include "families.h"
+#include "host.h"
+#include "luax.h"
+
+#define FAKE_PID 0x3ffffff0
+static int fake_killed, fake_reaped;
+
+static int fake_kill(pid_t pid, int sig)
+{
+  if (pid != FAKE_PID)
+    fuzz_fail("broker signalled pid %d", (int)pid);
+  fake_killed = sig == SIGKILL;
+  return 0;
+}
+
+static pid_t fake_waitpid(pid_t pid, int *st, int opt)
+{
+  if (pid != FAKE_PID)
+    fuzz_fail("broker waited for pid %d", (int)pid);
+  fake_reaped = 1;
+  if (st)
+    *st = 3 << 8;  /* exited with status 3, as a child that lost the broker */
+  return pid;
+}
+
+#define kill fake_kill
+#define waitpid fake_waitpid
+#include "../../host/supervise.c"
+#undef kill
+#undef waitpid
+
+static const char driver_src[] =
+  "local child, violation = ...\n"
+  "local prims = require 'uphook.prims'\n"
+  "local yaml = require 'uphook.c.yaml'\n"
+  "local argsfile = require 'uphook.c.argsfile'\n"
+  "local function forbid(what)\n"
+  "  return function() violation('changed the world: ' .. what) end\n"
+  "end\n"
+  "local backend = { name = 'mock' }\n"
+  "function backend:get() return nil end\n"
+  "function backend:list() return {} end\n"
+  "function backend:namespaced(_, kind) return kind ~= 'Namespace' end\n"
+  "function backend:watch() return false end\n"
+  "function backend:now() return 0 end\n"
+  "function backend:sleep() end\n"
+  "for _, m in ipairs { 'apply', 'create', 'replace', 'delete', 'restart' } do\n"
+  "  backend[m] = forbid('backend:' .. m)\n"
+  "end\n"
+  "local fs = { read = function() return nil end, stat = function() return nil end,\n"
+  "  hash = function() return nil, 'absent' end,\n"
+  "  write = forbid('fs.write'), remove = forbid('fs.remove'),\n"
+  "  install = forbid('fs.install') }\n"
+  "local http = setmetatable({ checksum_for = function() return nil, 'none' end },\n"
+  "  { __index = function(_, k) return forbid('http.' .. k) end })\n"
+  "local report = setmetatable({}, { __index = function() return function() end end })\n"
+  "local run = { addon = 'fuzz', perms = {}, phase = 'upgrade', plan = false,\n"
+  "  backend = backend, fs = fs, http = http, argsfile = argsfile, yaml = yaml,\n"
+  "  null = yaml.null, report = report, calls = {}, entries = {}, records = {},\n"
+  "  planned = {}, changed = false, cache_dir = '/nonexistent/cache',\n"
+  "  roots = { addon = '/nonexistent/addon', config = '/nonexistent/config',\n"
+  "            args = '/nonexistent/args', state = '/nonexistent/state' },\n"
+  "  journal_path = '/nonexistent/journal', hostname = 'fuzz',\n"
+  "  c = { sandbox = { now = function() return 0 end,\n"
+  "                    interrupted = function() return false end } } }\n"
+  "function run:remaining() return 0 end\n"
+  "local function handler(name, args)\n"
+  "  if type(name) ~= 'string' or type(args) ~= 'table' then\n"
+  "    violation('handler called with ' .. type(name) .. ', ' .. type(args))\n"
+  "  end\n"
+  "  return prims.dispatch(run, name, args)\n"
+  "end\n"
+  "local kinds = { error = true, timeout = true, crash = true, protocol = true }\n"
+  "local ok, v, kind = child:loaded(handler)\n"
+  "if ok then\n"
+  "  ok, v, kind = child:run('upgrade', { addon = 'fuzz' }, handler)\n"
+  "  if ok then ok, v, kind = child:run('verify', { addon = 'fuzz' }, handler) end\n"
+  "end\n"
+  "if not ok and not kinds[kind] then violation('unknown kind ' .. tostring(kind)) end\n"
+  "if not ok and type(v) ~= 'string' and kind ~= 'error' then\n"
+  "  violation('a failure without a message')\n"
+  "end\n"
+  "child:close()\n"
+  "return ok, kind\n";
+
+static int violation(lua_State *L)
+{
+  fuzz_fail("%s", luaL_checkstring(L, 1));
+  return 0;
+}
+
+/* The bytes the broker will read, in a memfd rewound to its start. */
+static int input_fd(const uint8_t *d, size_t n)
+{
+  int fd = memfd_create("fuzz-child", MFD_CLOEXEC);
+  size_t i = 0;
+  if (fd < 0)
+    fuzz_fail("memfd_create");
+  if (n && (d[0] & 1)) {
+    for (i = 1; i + 2 <= n;) {
+      size_t pl = (size_t)d[i] << 8 | d[i + 1];
+      unsigned char hdr[4];
+      if (pl > n - i - 2)
+        pl = n - i - 2;
+      hdr[0] = (unsigned char)pl;
+      hdr[1] = (unsigned char)(pl >> 8);
+      hdr[2] = hdr[3] = 0;
+      if (write(fd, hdr, 4) != 4
+          || (pl && write(fd, d + i + 2, pl) != (ssize_t)pl))
+        fuzz_fail("memfd write");
+      i += 2 + pl;
+    }
+  } else if (n > 1 && write(fd, d + 1, n - 1) != (ssize_t)(n - 1)) {
+    fuzz_fail("memfd write");
+  }
+  lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  static lua_State *L;
+  static int driver_ref;
+  struct child *c;
+  int rfd, wfd, ok;
+  const char *kind;
+  if (!L) {
+    L = uh_host_newstate(uh_families);
+    luaL_requiref(L, "uphook.c.sandbox", luaopen_uphook_sandbox, 0);
+    lua_pop(L, 1);
+    if (luaL_loadbufferx(L, driver_src, sizeof driver_src - 1, "=driver",
+                         "t"))
+      fuzz_fail("driver: %s", lua_tostring(L, -1));
+    driver_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  rfd = input_fd(data, size);
+  wfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (wfd < 0)
+    fuzz_fail("/dev/null");
+  fake_killed = fake_reaped = 0;
+  lua_settop(L, 0);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, driver_ref);
+  c = lua_newuserdatauv(L, sizeof *c, 0);
+  memset(c, 0, sizeof *c);
+  c->pid = FAKE_PID;
+  c->rfd = rfd;
+  c->wfd = wfd;
+  c->timeout = 60;
+  c->deadline = uh_monotonic() + 60;
+  luaL_setmetatable(L, CHILD_MT);
+  lua_pushcfunction(L, violation);
+  if (lua_pcall(L, 2, 2, 0) != LUA_OK) {
+    const char *m = lua_tostring(L, -1);
+    if (m && strstr(m, "not enough memory"))
+      return 0;
+    fuzz_fail("the broker raised: %s", m ? m : "?");
+  }
+  ok = lua_toboolean(L, 1);
+  kind = lua_tostring(L, 2);
+  if (!ok && kind && strcmp(kind, "protocol") == 0 && !fake_killed)
+    fuzz_fail("a protocol error did not kill the child");
+  if (!fake_reaped)
+    fuzz_fail("the child was not reaped");
+  if (fcntl(rfd, F_GETFD) != -1 || fcntl(wfd, F_GETFD) != -1)
+    fuzz_fail("the child's descriptors were left open");
+  fuzz_done(L);
+  return 0;
+}
