@@ -238,10 +238,16 @@ static int set_limits(const struct uh_limits *lim, char *err, size_t errlen)
     return fail(err, errlen, errno, "reading /proc/self/statm");
   rlim_t as = (rlim_t)base + lim->as_bytes;
   if (as < base || as == RLIM_INFINITY) as = RLIM_INFINITY - 1;
+  rlim_t nofile_max = lim->nofile;
+#ifdef UH_VALGRIND
+  /* valgrind refuses to change the NOFILE hard limit; the soft one holds */
+  struct rlimit nf;
+  if (getrlimit(RLIMIT_NOFILE, &nf) == 0) nofile_max = nf.rlim_max;
+#endif
   if (set_limit(RLIMIT_CORE, "CORE", 0, 0, err, errlen) ||
       set_limit(RLIMIT_NPROC, "NPROC", 0, 0, err, errlen) ||
       set_limit(RLIMIT_FSIZE, "FSIZE", 0, 0, err, errlen) ||
-      set_limit(RLIMIT_NOFILE, "NOFILE", lim->nofile, lim->nofile, err,
+      set_limit(RLIMIT_NOFILE, "NOFILE", lim->nofile, nofile_max, err,
                 errlen) ||
       set_limit(RLIMIT_CPU, "CPU", lim->cpu_seconds,
                 (rlim_t)lim->cpu_seconds + 1, err, errlen) ||
