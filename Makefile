@@ -7,7 +7,9 @@ CFLAGS   ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
             -Wno-unused-parameter -Ihost -I$(BUILD) \
             $(shell pkg-config --cflags $(PKGS))
-override LDLIBS += $(shell pkg-config --libs $(PKGS))
+# libcurl is not linked: host/curl_lazy.c loads it on first use, so the
+# commands that make no transfer do not pay for its thirty libraries
+override LDLIBS += $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -ldl
 
 HOST_SRC := $(filter-out host/main.c,$(wildcard host/*.c))
 HOST_OBJ := $(HOST_SRC:host/%.c=$(BUILD)/host/%.o)

@@ -138,14 +138,16 @@ local function upgrade(o, c, report)
   local addon = o.addon
   local source = must(c.sys.read(addon.hook))
   local L = layout(o, c, addon)
+  -- the lock first: a journal is only "left behind" when no upgrade of
+  -- ours is running
+  local lock, lerr = node_lock(o, c, o.command, L)
+  if not lock then report:error(lerr); return engine.LOCKED end
   if c.sys.kind(L.journal_path) then
     report:error(string.format("an interrupted upgrade of %s left a journal "
       .. "(%s): run 'uphook recover %s' first", addon.name, L.journal_path,
       addon.name))
     return engine.STUCK
   end
-  local lock, lerr = node_lock(o, c, o.command, L)
-  if not lock then report:error(lerr); return engine.LOCKED end
   local backend, net = M.backend_for(o, c, report, L)
   local argv = {}
   for i = 2, #o.operands do argv[#argv + 1] = o.operands[i] end

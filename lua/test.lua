@@ -70,6 +70,12 @@ function M.case(name, fn)
   cases[#cases + 1] = { name = name, fn = fn, file = current_file }
 end
 
+---Run this file's cases one after another, never in parallel workers
+---(for tests that share something outside their t.env, like a server).
+function M.serial()
+  cases.serial = true
+end
+
 ---Register a skipped test case; it is reported, never silent.
 ---@param name string
 ---@param why string
@@ -514,6 +520,7 @@ function M.run(files, opts)
       end
     end
     local W = math.min(opts.jobs or 1, #selected // 8)
+    if list and list.serial then W = 1 end
     local rs
     if W > 1 then
       rs = run_parallel(selected, W, opts)

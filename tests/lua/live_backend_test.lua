@@ -2,6 +2,7 @@
 -- server of tests/fakes. tests/cli/live_test.sh starts the server and sets
 -- UPHOOK_FAKE_DIR; without it (or without uphook.c.kube) every case skips.
 local t = require "uphook.test"
+t.serial()   -- the cases share one fake API server
 
 local DIR = os.getenv("UPHOOK_FAKE_DIR")
 local okk, kube = pcall(require, "uphook.c.kube")

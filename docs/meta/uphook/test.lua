@@ -23,6 +23,11 @@ local t = {}
 ---@param fn fun()
 function t.case(name, fn) end
 
+---Run this file's cases one after another, never spread over parallel
+---workers (`uphook test --jobs`): for tests that share something outside
+---their `t.env`, such as a server.
+function t.serial() end
+
 ---Register a skipped case: reported as skipped, never silent.
 ---@param name string
 ---@param why string

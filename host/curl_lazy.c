@@ -1,0 +1,189 @@
+/* libcurl, loaded on first use.
+ *
+ * libcurl pulls in some thirty libraries (GnuTLS, Kerberos, LDAP, SASL,
+ * p11-kit...) whose loading and constructors cost more than the whole of
+ * `uphook version`, `uphook test` or an offline upgrade, none of which
+ * makes a transfer.  So the binary does not link libcurl: these
+ * definitions of the entry points uphook uses dlopen() it the first time
+ * one is called and forward to it.  The prototypes are curl.h's own, so
+ * the compiler checks them.
+ *
+ * curl_easy_setopt and curl_easy_getinfo are variadic with exactly one
+ * argument whose type curl encodes in the option number (CURLOPTTYPE_*,
+ * CURLINFO_TYPEMASK); they are forwarded by that type. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+/* our own definitions of the two variadic entry points, not curl.h's
+ * type-checking macros */
+#define CURL_DISABLE_TYPECHECK 1
+#include <curl/curl.h>
+
+#define SONAME "libcurl.so.4"
+
+static struct {
+  CURLcode (*global_init)(long);
+  CURL *(*easy_init)(void);
+  CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+  CURLcode (*easy_perform)(CURL *);
+  void (*easy_cleanup)(CURL *);
+  void (*easy_reset)(CURL *);
+  CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+  const char *(*easy_strerror)(CURLcode);
+  struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+  void (*slist_free_all)(struct curl_slist *);
+  void (*free_)(void *);
+  CURLU *(*url)(void);
+  void (*url_cleanup)(CURLU *);
+  CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
+  CURLUcode (*url_get)(CURLU *, CURLUPart, char **, unsigned int);
+} f;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+#define SYM(field, name) \
+  (*(void **)(&f.field) = dlsym(h, name)) == NULL
+
+static void load(void)
+{
+  void *h = dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!h || SYM(global_init, "curl_global_init")
+      || SYM(easy_init, "curl_easy_init")
+      || SYM(easy_setopt, "curl_easy_setopt")
+      || SYM(easy_perform, "curl_easy_perform")
+      || SYM(easy_cleanup, "curl_easy_cleanup")
+      || SYM(easy_reset, "curl_easy_reset")
+      || SYM(easy_getinfo, "curl_easy_getinfo")
+      || SYM(easy_strerror, "curl_easy_strerror")
+      || SYM(slist_append, "curl_slist_append")
+      || SYM(slist_free_all, "curl_slist_free_all")
+      || SYM(free_, "curl_free")
+      || SYM(url, "curl_url")
+      || SYM(url_cleanup, "curl_url_cleanup")
+      || SYM(url_set, "curl_url_set")
+      || SYM(url_get, "curl_url_get")) {
+    /* a broken install: say what is missing, once, and stop */
+    fprintf(stderr, "uphook: cannot load %s: %s\n", SONAME, dlerror());
+    abort();
+  }
+}
+
+static void need(void)
+{
+  pthread_once(&once, load);
+}
+
+CURLcode curl_global_init(long flags)
+{
+  need();
+  return f.global_init(flags);
+}
+
+CURL *curl_easy_init(void)
+{
+  need();
+  return f.easy_init();
+}
+
+CURLcode curl_easy_setopt(CURL *curl, CURLoption option, ...)
+{
+  va_list ap;
+  CURLcode rc;
+  need();
+  va_start(ap, option);
+  if (option < CURLOPTTYPE_OBJECTPOINT)
+    rc = f.easy_setopt(curl, option, va_arg(ap, long));
+  else if (option < CURLOPTTYPE_FUNCTIONPOINT)
+    rc = f.easy_setopt(curl, option, va_arg(ap, void *));
+  else if (option < CURLOPTTYPE_OFF_T)
+    rc = f.easy_setopt(curl, option, va_arg(ap, void (*)(void)));
+  else if (option < CURLOPTTYPE_BLOB)
+    rc = f.easy_setopt(curl, option, va_arg(ap, curl_off_t));
+  else
+    rc = f.easy_setopt(curl, option, va_arg(ap, void *));
+  va_end(ap);
+  return rc;
+}
+
+CURLcode curl_easy_perform(CURL *curl)
+{
+  need();
+  return f.easy_perform(curl);
+}
+
+void curl_easy_cleanup(CURL *curl)
+{
+  need();
+  f.easy_cleanup(curl);
+}
+
+void curl_easy_reset(CURL *curl)
+{
+  need();
+  f.easy_reset(curl);
+}
+
+/* every CURLINFO_* takes one pointer to where the answer goes */
+CURLcode curl_easy_getinfo(CURL *curl, CURLINFO info, ...)
+{
+  va_list ap;
+  CURLcode rc;
+  need();
+  va_start(ap, info);
+  rc = f.easy_getinfo(curl, info, va_arg(ap, void *));
+  va_end(ap);
+  return rc;
+}
+
+const char *curl_easy_strerror(CURLcode code)
+{
+  need();
+  return f.easy_strerror(code);
+}
+
+struct curl_slist *curl_slist_append(struct curl_slist *list,
+                                     const char *data)
+{
+  need();
+  return f.slist_append(list, data);
+}
+
+void curl_slist_free_all(struct curl_slist *list)
+{
+  need();
+  f.slist_free_all(list);
+}
+
+void curl_free(void *p)
+{
+  need();
+  f.free_(p);
+}
+
+CURLU *curl_url(void)
+{
+  need();
+  return f.url();
+}
+
+void curl_url_cleanup(CURLU *handle)
+{
+  need();
+  f.url_cleanup(handle);
+}
+
+CURLUcode curl_url_set(CURLU *handle, CURLUPart what, const char *part,
+                       unsigned int flags)
+{
+  need();
+  return f.url_set(handle, what, part, flags);
+}
+
+CURLUcode curl_url_get(CURLU *handle, CURLUPart what, char **part,
+                       unsigned int flags)
+{
+  need();
+  return f.url_get(handle, what, part, flags);
+}
