@@ -846,8 +846,7 @@ static const luaL_Reg http_funcs[] = {
 
 int luaopen_uphook_http(lua_State *L)
 {
-  if (!uh_http_handle(NULL, 0))
-    return luaL_error(L, "libcurl initialisation failed");
+  /* no libcurl yet: it is loaded by the first transfer (curl_lazy.c) */
   luaL_newlib(L, http_funcs);
   return 1;
 }
