@@ -2,6 +2,8 @@
 --- enabled, the installed version, the hook's target and whether an
 --- upgrade is possible (`uphook list [--output json]`).
 local hookload = require "uphook.hookload"
+local prims = require "uphook.prims"
+local Report = require "uphook.report"
 local semver = require "semver"
 local state = require "uphook.state"
 
@@ -37,9 +39,12 @@ end
 local function declarations(c, a)
   local r = { repo = a.repo, name = a.name, hook = a.hook ~= nil }
   if a.hook then
-    local info, err = hookload.load(c, a.hook, a.name .. "/upgrade.lua")
+    local info, err, child = hookload.load(c, a.hook, a.name .. "/upgrade.lua",
+      true)
     if info then
-      r.target, r.from_range = info.version, info.from
+      r.target, r.from_range, r.has_detect = info.version, info.from,
+        info.has.detect
+      r.child = child
     else
       r.error = err
     end
@@ -47,11 +52,41 @@ local function declarations(c, a)
   return r
 end
 
+--- No state: ask the hook's detect, read-only, as an upgrade would.
+local function detect(o, c, backend, r, a, report)
+  local dir = c.sys.realpath(a.dir) or a.dir
+  local files = o.offline and o.state_dir and (o.state_dir .. "/offline")
+                or o.snap_data
+  local run = setmetatable({ phase = "detect", plan = true,
+    backend = backend, addon = a.name, hostname = c.sys.hostname(),
+    roots = { addon = dir, args = files .. "/args", bin = files .. "/bin",
+              state = (o.state_dir or (o.snap_common .. "/var/lib/uphook"))
+                      .. "/addons/" .. a.name },
+    fs = c.fs, argsfile = c.argsfile, hash = c.hash, yaml = c.yaml,
+    null = c.yaml.null, perms = {}, calls = {}, planned = {}, deleted = {},
+    entries = {}, report = Report.new { capture = true } },
+    { __index = { remaining = function() return 30 end } })
+  local ok, res = r.child:run("detect", { addon = a.name, plan = true,
+    args = {}, positional = {}, dir = dir }, function(name, args)
+      local okd, v1, v2 = pcall(prims.dispatch, run, name, args)
+      if okd then return v1, v2 end
+      error(type(v1) == "table" and v1.message or v1, 0)
+    end)
+  if ok and type(res[1]) == "string" then return res[1] end
+end
+
 local function row(o, c, backend, r, a, report)
   r.enabled = enabled(backend, a.check_status)
   local ok, st = pcall(state.read, { backend = backend, addon = a.name,
     yaml = c.yaml, report = report })
   r.installed = ok and st and st.version or nil
+  r.detected = false
+  if not r.installed and r.has_detect and r.child then
+    r.installed = detect(o, c, backend, r, a, report)
+    r.detected = r.installed ~= nil
+  end
+  if r.child then r.child:close(); r.child = nil end
+  r.has_detect = nil
   if r.installed and r.target then
     local okc, cmp = pcall(semver.compare, r.installed, r.target)
     r.upgradable = okc and cmp < 0
@@ -80,10 +115,13 @@ function M.main(o, c, report)
   for _, r in ipairs(rows) do
     io.stdout:write(string.format(fmt, r.repo, r.name,
       r.enabled == nil and "?" or (r.enabled and "yes" or "no"),
-      r.installed or "-", r.target or (r.hook and "error" or "none"),
+      r.installed and (r.installed .. (r.detected and "*" or "")) or "-",
+      r.target or (r.hook and "error" or "none"),
       r.upgradable and ("yes -> " .. r.target) or "no"))
     if r.error then io.stderr:write("  ", r.error, "\n") end
   end
+  io.stdout:write("(* installed version found by the hook's detect: no uphook "
+    .. "state yet)\n")
   return 0
 end
 

@@ -86,6 +86,16 @@ expect "the kept world remembers the upgrade" 0 "already at 1.2.0"
 run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --state-dir "$W" list --output json
 expect "list reads the kept world" 0 '"installed":"1.2.0"'
 
+# list: enabled from check_status, installed from detect when no state
+HR="$TMP/hr"; mkdir -p "$HR/addons"
+ln -s "$(pwd)/hooks/hostpath-storage" "$HR/addons/hostpath-storage"
+printf 'microk8s-addons:\n  addons:\n    - name: hostpath-storage\n      check_status: deployment.apps/hostpath-provisioner\n' > "$HR/addons.yaml"
+run "$UPHOOK" --addons "$HR" --offline hooks/hostpath-storage/fixtures/cluster-1.1.0.yaml list --output json
+expect "list: enabled, detected version, upgradable" 0 '"enabled":true' \
+  '"installed":"1.1.0"' '"detected":true' '"upgradable":true' '"target":"1.6.0"'
+run "$UPHOOK" --addons "$HR" --offline hooks/hostpath-storage/fixtures/cluster-1.1.0.yaml list
+expect "list: a table for people" 0 "hostpath-storage +yes +1.1.0\* +1.6.0 +yes -> 1.6.0"
+
 # a relative --state-dir works
 (cd "$TMP" && "$UPHOOK" --addons "$R1" --offline cluster.yaml --state-dir rel plan hello) >"$OUT" 2>&1; RC=$?
 expect "a relative --state-dir works" 0 "Plan for hello"
