@@ -106,6 +106,54 @@ static inline int fuzz_deep_equal(lua_State *L, int a, int b, int depth)
   return na == nb;
 }
 
+/* Coverage of Lua code.  libFuzzer only sees the C it instruments, not
+ * the Lua that liblua interprets: a line hook feeds (previous line, line)
+ * pairs into libFuzzer's extra counters, so that stdlib/semver.lua and
+ * lua/prims.lua give it a signal too.  The count part of the hook bounds
+ * one input's work: past FUZZ_LUA_BUDGET instructions it raises, and
+ * fuzz_lua_budget_hit says so. */
+#define FUZZ_LUA_COV 65536
+#define FUZZ_LUA_BUDGET 50000000L
+__attribute__((used, section("__libfuzzer_extra_counters")))
+static uint8_t fuzz_lua_cov[FUZZ_LUA_COV];
+static int fuzz_prev_line;
+static long fuzz_lua_steps;
+static int fuzz_lua_budget_hit;
+
+static inline void fuzz_lua_hook(lua_State *L, lua_Debug *ar)
+{
+  if (ar->event == LUA_HOOKCOUNT) {
+    fuzz_lua_steps += 1000;
+    if (fuzz_lua_steps > FUZZ_LUA_BUDGET) {
+      fuzz_lua_budget_hit = 1;
+      luaL_error(L, "fuzz instruction budget");
+    }
+    return;
+  }
+  {
+    unsigned h = (unsigned)fuzz_prev_line * 2654435761u
+                 ^ (unsigned)ar->currentline;
+    uint8_t *c = &fuzz_lua_cov[(h ^ (h >> 16)) % FUZZ_LUA_COV];
+    if (*c < 255)
+      ++*c;
+    fuzz_prev_line = ar->currentline;
+  }
+}
+
+/* Start one input's Lua coverage and budget. */
+static inline void fuzz_lua_begin(lua_State *L)
+{
+  fuzz_prev_line = 0;
+  fuzz_lua_steps = 0;
+  fuzz_lua_budget_hit = 0;
+  lua_sethook(L, fuzz_lua_hook, LUA_MASKLINE | LUA_MASKCOUNT, 1000);
+}
+
+static inline void fuzz_lua_end(lua_State *L)
+{
+  lua_sethook(L, NULL, 0, 0);
+}
+
 /* Load an embedded Lua module (build/embedded.c) and leave its value. */
 static inline void fuzz_require_embedded(lua_State *L, const char *name)
 {

@@ -174,8 +174,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   c->deadline = uh_monotonic() + 60;
   luaL_setmetatable(L, CHILD_MT);
   lua_pushcfunction(L, violation);
-  if (lua_pcall(L, 2, 2, 0) != LUA_OK) {
+  fuzz_lua_begin(L);
+  ok = lua_pcall(L, 2, 2, 0);
+  fuzz_lua_end(L);
+  if (ok != LUA_OK) {
     const char *m = lua_tostring(L, -1);
+    if (fuzz_lua_budget_hit)
+      fuzz_fail("one input took over 50M Lua instructions");
     if (m && strstr(m, "not enough memory"))
       return 0;
     fuzz_fail("the broker raised: %s", m ? m : "?");

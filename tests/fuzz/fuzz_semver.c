@@ -1,8 +1,9 @@
 /* stdlib/semver.lua in a Lua state: the input is "version\nversion\n
  * range".  Checked: compare is antisymmetric and reflexive, format(parse
  * (v)) parses back to an equal version, and a valid range matches a
- * version exactly as its normalized form does.  A count hook bounds the
- * work of one input (a pathological pattern shows as a failure). */
+ * version exactly as its normalized form does.  Lua line coverage guides
+ * libFuzzer, and a count hook bounds the work of one input (a
+ * pathological pattern shows as a failure). */
 #include "fuzz.h"
 
 static const char check_src[] =
@@ -30,14 +31,6 @@ static const char check_src[] =
   "  assert(not pcall(semver.satisfies, '1.0.0', r), 'invalid range accepted')\n"
   "end\n";
 
-static int budget_hit;
-
-static void count_hook(lua_State *L, lua_Debug *ar)
-{
-  budget_hit = 1;
-  luaL_error(L, "instruction budget");
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   static int semver_ref, check_ref;
@@ -62,13 +55,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   lua_rawgeti(L, LUA_REGISTRYINDEX, semver_ref);
   for (i = 0; i < 3; i++)
     lua_pushlstring(L, p[i], len[i]);
-  budget_hit = 0;
-  lua_sethook(L, count_hook, LUA_MASKCOUNT, 50000000);
+  fuzz_lua_begin(L);
   i = lua_pcall(L, 4, 0, 0);
-  lua_sethook(L, NULL, 0, 0);
+  fuzz_lua_end(L);
   if (i != LUA_OK) {
     const char *m = lua_tostring(L, -1);
-    if (budget_hit)
+    if (fuzz_lua_budget_hit)
       fuzz_fail("over 50M instructions for one input");
     if (!m || !strstr(m, "not enough memory"))
       fuzz_fail("%s", m ? m : "(error object)");
