@@ -201,6 +201,16 @@ static int sys_mkdirs(lua_State *L)
   return 1;
 }
 
+/* A real sleep, interrupted by nothing but the end of the time. */
+static int sys_sleep(lua_State *L)
+{
+  double s = luaL_checknumber(L, 1);
+  struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    ;
+  return 0;
+}
+
 static int sys_getenv(lua_State *L)
 {
   lua_pushstring(L, getenv(luaL_checkstring(L, 1)));
@@ -314,6 +324,7 @@ static const luaL_Reg sys_funcs[] = {
   { "read", sys_read },
   { "realpath", sys_realpath },
   { "rmtree", sys_rmtree },
+  { "sleep", sys_sleep },
   { "waitpid", sys_waitpid },
   { "wall", sys_wall },
   { "write", sys_write },

@@ -284,6 +284,11 @@ local function fail(run, err)
   run.error = err.message
   if err.code == M.FAILED or run.changed then
     run.c.sandbox.rolling_back(true)
+    run.report:info(string.format("Rolling back %d change%s...",
+      #run.records, #run.records == 1 and "" or "s"))
+    -- test-only: a slow rollback, to show that a second ^C cannot stop it
+    local slow = tonumber(run.c.sys.getenv("UPHOOK_TEST_SLOW_ROLLBACK") or "")
+    if slow then run.c.sys.sleep(slow) end
     local ok, problems, restored = rollback.undo(run, run.records)
     run.c.sandbox.rolling_back(false)
     run.restored = restored
