@@ -18,10 +18,13 @@ def clean(o):
     return o
 
 
-objs = [clean(d) for d in yaml.safe_load_all(open(sys.argv[1]))
-        if isinstance(d, dict)]
+docs = list(yaml.safe_load_all(open(sys.argv[1])))
+if len(docs) == 1 and isinstance(docs[0], dict) and "items" in docs[0]:
+    docs = docs[0]["items"]        # the fake API server's /_fake/objects
+objs = [clean(d) for d in docs if isinstance(d, dict)]
 skip = sys.argv[2] if len(sys.argv) > 2 else None
-objs = [o for o in objs if not (o.get("kind") == "Lease" and skip)]
+objs = [o for o in objs if not (o.get("kind") == "Lease" and skip
+                                and o["metadata"]["name"].startswith("uphook-"))]
 objs.sort(key=lambda o: (o.get("apiVersion", ""), o.get("kind", ""),
                          o["metadata"].get("namespace", ""),
                          o["metadata"].get("name", "")))
