@@ -14,16 +14,6 @@ static lua_State *newstate(void)
   return L;
 }
 
-static int run(lua_State *L, const char *code)
-{
-  if (luaL_dostring(L, code) != LUA_OK) {
-    fprintf(stderr, "  lua: %s\n", lua_tostring(L, -1));
-    lua_pop(L, 1);
-    return 0;
-  }
-  return 1;
-}
-
 /* The stock kubelet args of a MicroK8s 1.29 node, plus odd corners. */
 static const char *KUBELET =
   "KUBELET = [[\n"
@@ -52,8 +42,8 @@ static const char *KUBELET =
 static void t_parse(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, KUBELET));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, KUBELET));
+  CHECK(LUA_RUN(L,
     "local t = A.parse(KUBELET)\n"
     "assert(t['--kubeconfig'] == '${SNAP_DATA}/credentials/kubelet.config')\n"
     "assert(t['--anonymous-auth'] == 'false')\n"
@@ -76,8 +66,8 @@ static void t_parse(void)
 static void t_edit(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, KUBELET));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, KUBELET));
+  CHECK(LUA_RUN(L,
     "local function lines(s) local t = {} for l in (s .. (s:sub(-1) == '\\n' and '' or '\\n')):gmatch('(.-)\\n') do t[#t + 1] = l end return t end\n"
     /* no change: same bytes, changed = false */
     "local out, ch = A.edit(KUBELET, {})\n"
@@ -122,7 +112,7 @@ static void t_edit(void)
 static void t_edit_corners(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L,
+  CHECK(LUA_RUN(L,
     /* no trailing newline: edited in place, appended after a newline */
     "local out = A.edit('--a=1\\n--b=2', {['--b'] = '3'})\n"
     "assert(out == '--a=1\\n--b=3', out)\n"

@@ -47,16 +47,6 @@ static lua_State *newstate(void)
   return L;
 }
 
-static int run(lua_State *L, const char *code)
-{
-  if (luaL_dostring(L, code) != LUA_OK) {
-    fprintf(stderr, "  lua: %s\n", lua_tostring(L, -1));
-    lua_pop(L, 1);
-    return 0;
-  }
-  return 1;
-}
-
 /* Common Lua prelude: a fresh tree under T for each case. */
 static const char *PRELUDE =
   "fs = require 'uphook.c.fs'; hash = require 'uphook.c.hash'\n"
@@ -91,8 +81,8 @@ static const char *CALLS =
 static void t_lexical(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE) && run(L, CALLS));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE) && LUA_RUN(L, CALLS));
+  CHECK(LUA_RUN(L,
     "for _, p in ipairs{'../x', 'a/../../x', 'sub/../file', '..', '/etc/passwd',\n"
     "                   '/', 'sub/..'} do\n"
     "  for _, f in ipairs(calls(p)) do raises('path leaves its root: ' .. p, f) end\n"
@@ -110,8 +100,8 @@ static void t_lexical(void)
 static void t_symlink_out(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE) && run(L, CALLS));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE) && LUA_RUN(L, CALLS));
+  CHECK(LUA_RUN(L,
     "for _, p in ipairs{'out/secret', 'abs', 'sub/rel', 'out/new', 'in/../out/x'} do\n"
     "  for i, f in ipairs(calls(p)) do\n"
     "    local ok, e = pcall(f)\n"
@@ -129,8 +119,8 @@ static void t_symlink_out(void)
 static void t_symlink_in(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE));
+  CHECK(LUA_RUN(L,
     "if WALK then\n"
     "  raises('symlink not followed: in/file', fs.read, R, 'in/file')\n"
     "  raises('symlink not followed: sub/flink', fs.stat, R, 'sub/flink')\n"
@@ -150,8 +140,8 @@ static void t_symlink_in(void)
 static void t_read_stat_hash(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE));
+  CHECK(LUA_RUN(L,
     "put(R .. '/bin', 'a\\0b\\0c')\n"
     "assert(fs.read(R, 'bin') == 'a\\0b\\0c')\n"
     "assert(fs.read(R, './sub//file') == 'inside')\n"
@@ -170,8 +160,8 @@ static void t_read_stat_hash(void)
 static void t_write(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE));
+  CHECK(LUA_RUN(L,
     "assert(fs.write(R, 'kubelet', '--a=1\\n') == true)\n"
     "assert(get(R .. '/kubelet') == '--a=1\\n')\n"
     "assert(fs.stat(R, 'kubelet').mode == '0644')\n"
@@ -194,8 +184,8 @@ static void t_write(void)
 static void t_atomic_failure(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE));
+  CHECK(LUA_RUN(L,
     /* renaming a file over a directory fails after the temp file exists */
     "local v, e = fs.write(R, 'sub/adir', 'x')\n"
     "assert(v == nil and e:find(R .. '/sub/adir', 1, true), e)\n"
@@ -213,8 +203,8 @@ static void t_atomic_failure(void)
 static void t_remove_install(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE));
+  CHECK(LUA_RUN(L,
     "put(R .. '/gone', 'g')\n"
     "assert(fs.remove(R, 'gone') == true and get(R .. '/gone') == nil)\n"
     "assert(fs.remove(R, 'gone') == false)\n"
@@ -240,8 +230,8 @@ static void t_remove_install(void)
 static void t_backup(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE));
+  CHECK(LUA_RUN(L,
     "put(R .. '/cfg', 'old')\n"
     "assert(fs.backup(R, 'cfg', T .. '/bak') == true)\n"
     "assert(fs.write(R, 'cfg', 'new'))\n"
@@ -282,9 +272,9 @@ static void t_no_fd_leak(void)
 {
   lua_State *L = newstate();
   int before;
-  CHECK(run(L, PRELUDE) && run(L, CALLS));
+  CHECK(LUA_RUN(L, PRELUDE) && LUA_RUN(L, CALLS));
   before = count_fds();
-  CHECK(run(L,
+  CHECK(LUA_RUN(L,
     "for _ = 1, 50 do for _, p in ipairs{'out/secret', 'sub/adir', 'nope'} do\n"
     "  for _, f in ipairs(calls(p)) do pcall(f) end end end\n"
     "collectgarbage()\n"));
@@ -318,7 +308,7 @@ int main(void)
   rc = UNIT_END();
   {
     lua_State *L = newstate();
-    run(L, "os.execute('rm -rf ' .. T)");
+    LUA_RUN(L, "os.execute('rm -rf ' .. T)");
     lua_close(L);
   }
   return rc;

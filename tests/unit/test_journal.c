@@ -25,16 +25,6 @@ static lua_State *newstate(void)
   return L;
 }
 
-static int run(lua_State *L, const char *code)
-{
-  if (luaL_dostring(L, code) != LUA_OK) {
-    fprintf(stderr, "  lua: %s\n", lua_tostring(L, -1));
-    lua_pop(L, 1);
-    return 0;
-  }
-  return 1;
-}
-
 static const char *PRELUDE =
   "J = require 'uphook.c.journal'\n"
   "function put(p, s) local f = assert(io.open(p, 'wb')); f:write(s); f:close() end\n"
@@ -57,8 +47,8 @@ static const char *PRELUDE =
 static void t_roundtrip(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE));
+  CHECK(LUA_RUN(L,
     "local p = T .. '/rt.journal'; os.remove(p)\n"
     "assert(J.replay(p) == nil)\n"                 /* absent */
     "local h = assert(J.open(p))\n"
@@ -90,8 +80,8 @@ static void t_roundtrip(void)
 static void t_truncation(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE));
+  CHECK(LUA_RUN(L,
     "local p = T .. '/tr.journal'; os.remove(p)\n"
     "local h = assert(J.open(p)); h:append(RECS[1]); h:append(RECS[2])\n"
     "local two = #get(p); h:append(RECS[3]); h:close()\n"
@@ -123,8 +113,8 @@ static void t_truncation(void)
 static void t_corruption(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, PRELUDE));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, PRELUDE));
+  CHECK(LUA_RUN(L,
     "local p = T .. '/co.journal'; os.remove(p)\n"
     "local h = assert(J.open(p)); h:append(RECS[1]); local one = #get(p)\n"
     "h:append(RECS[2]); local two = #get(p); h:append(RECS[3]); h:close()\n"

@@ -22,16 +22,7 @@ static const char helpers[] =
   "  return msg\n"
   "end\n";
 
-static int lua_ok(const char *chunk, const char *name)
-{
-  if (luaL_loadbuffer(L, chunk, strlen(chunk), name) ||
-      lua_pcall(L, 0, 0, 0)) {
-    fprintf(stderr, "  %s: %s\n", name, lua_tostring(L, -1));
-    lua_pop(L, 1);
-    return 0;
-  }
-  return 1;
-}
+#define lua_ok(chunk, name) unit_lua(L, (chunk), (name))
 #define LUA(chunk) do { if (!lua_ok(chunk, __func__)) \
   unit_cur_failed = 1; } while (0)
 

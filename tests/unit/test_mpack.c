@@ -54,16 +54,6 @@ static lua_State *newstate(void)
   return L;
 }
 
-static int run(lua_State *L, const char *code)
-{
-  if (luaL_dostring(L, code) != LUA_OK) {
-    fprintf(stderr, "  lua: %s\n", lua_tostring(L, -1));
-    lua_pop(L, 1);
-    return 0;
-  }
-  return 1;
-}
-
 static const char *EQ =
   "function eq(a, b)\n"
   "  if type(a) ~= type(b) then return false end\n"
@@ -78,8 +68,8 @@ static const char *EQ =
 static void t_roundtrip(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, EQ));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, EQ));
+  CHECK(LUA_RUN(L,
     "local vals = {true, false, 0, 1, -1, 127, 128, -32, -33, 255, 256,\n"
     "  65535, 65536, -32768, -32769, 2^31, math.maxinteger, math.mininteger,\n"
     "  4294967296, -4294967297, 1.5, -0.0, 1e300, math.huge, -math.huge,\n"
@@ -109,8 +99,8 @@ static void t_roundtrip(void)
 static void t_refused(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L, EQ));
-  CHECK(run(L,
+  CHECK(LUA_RUN(L, EQ));
+  CHECK(LUA_RUN(L,
     "local function bad(v, pat) local s, e = pack(v)\n"
     "  assert(s == nil and e:find(pat), tostring(e)) end\n"
     "bad(print, 'cannot encode a function')\n"
@@ -130,7 +120,7 @@ static void t_refused(void)
 static void t_hostile_fixed(void)
 {
   lua_State *L = newstate();
-  CHECK(run(L,
+  CHECK(LUA_RUN(L,
     "local function bad(s, pat) local ok, e = unpack(s)\n"
     "  assert(not ok and e:find(pat), tostring(e)) end\n"
     "bad('', 'truncated')\n"
@@ -168,8 +158,8 @@ static void t_fuzz(void)
   size_t n, cut;
 
   srand(12345);
-  CHECK(run(L, EQ));
-  CHECK(run(L, "SAMPLE = {kind = 'Deployment', spec = {replicas = 3, "
+  CHECK(LUA_RUN(L, EQ));
+  CHECK(LUA_RUN(L, "SAMPLE = {kind = 'Deployment', spec = {replicas = 3, "
                "t = uh.array{1, -70000, 2.5, 'x\\0y', uh.null, true, {}}}}"));
   lua_getglobal(L, "SAMPLE");
   msgpack_sbuffer_init(&sb);

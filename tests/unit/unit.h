@@ -4,6 +4,8 @@
 #define UH_UNIT_H
 #include <stdio.h>
 #include <string.h>
+#include <lua.h>
+#include <lauxlib.h>
 
 static int unit_passed, unit_failed, unit_cur_failed;
 
@@ -21,5 +23,18 @@ static int unit_passed, unit_failed, unit_cur_failed;
 
 #define UNIT_END() (printf("%d passed, %d failed\n", unit_passed, \
   unit_failed), unit_failed ? 1 : 0)
+
+/* Run a Lua chunk; print its error and return 0 when it raises. */
+static inline int unit_lua(lua_State *L, const char *chunk, const char *name)
+{
+  if (luaL_loadbuffer(L, chunk, strlen(chunk), name)
+      || lua_pcall(L, 0, 0, 0)) {
+    fprintf(stderr, "  %s: %s\n", name, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 0;
+  }
+  return 1;
+}
+#define LUA_RUN(L, code) unit_lua((L), (code), __func__)
 
 #endif
