@@ -111,7 +111,7 @@ local function print_outcome(o, report, code, run)
           from = run.from, to = run.to, changes = run.entries,
           summary = plan.summary(run.entries), seconds = secs }) then
         io.stdout:write(plan.render(run.entries, true))
-        report:info(string.format("Upgraded %s from %s to %s in %.1f s. "
+        report:info(string.format("Upgraded %s from %s to %s in %.2f s. "
           .. "State: ConfigMap kube-system/uphook-%s.", run.addon, run.from,
           run.to, secs, run.addon))
       end
