@@ -456,10 +456,15 @@ function M.normalize_range(range)
   local sets, err = parse_range(range)
   if not sets then return nil, err end
   local out = {}
+  local top = 10 ^ MAX_DIGITS
   for i, set in ipairs(sets) do
     local cs = {}
-    for j, c in ipairs(set) do
-      cs[j] = (c.op == "=" and "" or c.op) .. M.format(c.v)
+    for _, c in ipairs(set) do
+      -- "<1000000000000000.0.0-0" above the largest version there can be
+      -- holds for every version: leave it out, so the text parses back
+      if not (c.op:sub(1, 1) == "<" and c.v.major >= top) then
+        cs[#cs + 1] = (c.op == "=" and "" or c.op) .. M.format(c.v)
+      end
     end
     out[i] = #cs == 0 and "*" or table.concat(cs, " ")
   end

@@ -277,3 +277,11 @@ t.case("satisfies: the range text cache does not change results", function()
   end
   t.ok(semver.satisfies("1.2.5", "^1.2"))
 end)
+
+t.case("normalize_range: the largest major parses back (found by fuzzing)", function()
+  local n = semver.normalize_range("999999999999999")
+  t.eq(n, ">=999999999999999.0.0")
+  t.ok(semver.valid_range(n))
+  t.ok(semver.satisfies("999999999999999.1.2", n))
+  t.eq(semver.normalize_range("^1.2"), ">=1.2.0 <2.0.0-0")
+end)
