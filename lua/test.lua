@@ -1,5 +1,11 @@
 --- uphook.test: the hook-test harness (SPEC §6).
 ---
+---     local t = require "uphook.test"
+---     t.case("1.1.0 -> 1.4.2", function()
+---       local env = t.env { addon = ".", cluster = "fixtures/cluster-1.1.0.yaml" }
+---       t.eq(env:upgrade({}).code, 0)
+---     end)
+---
 --- Test files call `t.case(name, fn)`; the runner executes every case of
 --- every file, one fresh environment per file and, for hook runs, one
 --- fresh sandbox over fresh mocks per `t.env`.

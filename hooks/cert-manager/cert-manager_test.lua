@@ -11,20 +11,6 @@ local function env(extra)
   return t.env(o)
 end
 
---- A fault that fires once, at the (after+1)th matching call: env:fail's
---- faults stay armed during the rollback, whose deletes of created
---- objects go through the same kube.delete check (see
---- docs/hooks-metallb-metrics-cert.md).
-local function once(f)
-  local after, fired = f.after or 0, false
-  f.after = nil
-  return setmetatable(f, { __index = function(_, k)
-    if k ~= "after" then return nil end
-    if fired then return math.huge end
-    if (rawget(f, "seen") or 0) > after then fired = true end
-    return after
-  end })
-end
 
 --- Every user object the upgrade must not touch, from a snapshot.
 local function user_data(snap)
@@ -183,7 +169,7 @@ t.case("a fault at every mutating call rolls back exactly", function()
   for _, f in ipairs(faults) do
     local what = f.on .. " after " .. f.after
     local e = env()
-    e:fail(once { on = f.on, kind = f.kind, after = f.after, error = "boom" })
+    e:fail { on = f.on, kind = f.kind, after = f.after, error = "boom" }
     local r = e:upgrade {}
     t.ok(r.code == 1 or r.code == 4, what .. ": code " .. tostring(r.code)
       .. " " .. tostring(r.error))

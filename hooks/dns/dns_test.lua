@@ -242,20 +242,6 @@ end
 
 -- 5. A fault at every mutating call rolls back to the fixture exactly --------
 
--- A fault that fires once, at its change. lua/test.lua's faults fire at
--- every matching change after the Nth, and the rollback's own restores go
--- through the same wrapped fs and backend: a sticky config.set_args or
--- service.restart fault also fails the undo (exit 6; see the t.skip
--- below). The harness reads f.after at each match, so answer it lazily.
-local function once(f)
-  local n = f.after or 0
-  f.after = nil
-  return setmetatable(f, { __index = function(self, k)
-    if k ~= "after" then return nil end
-    if (rawget(self, "seen") or 0) > n + 1 then return math.huge end
-    return n
-  end })
-end
 
 local function faults_of(e)
   local out, seen = {}, {}
@@ -303,7 +289,7 @@ for _, p in ipairs(PATHS) do
       for _, f in ipairs(faults) do
         local e = env(v, { args = { kubelet = kubelet } })
         local before = e:snapshot()
-        e:fail(once(f))
+        e:fail(f)
         local r = e:upgrade(argv)
         t.ok(r.code == 1 or r.code == 4, f.what .. ": exit " .. tostring(r.code))
         t.match(r.error, "injected")
