@@ -275,6 +275,27 @@ local function new_run(o)
   return run
 end
 
+--- Undo every journaled change; true when all of it was undone.
+local function undo_all(run, announce)
+  run.c.sandbox.rolling_back(true)
+  if announce then
+    run.report:info(string.format("Rolling back %d change%s...",
+      #run.records, #run.records == 1 and "" or "s"))
+    -- test-only: a slow rollback, to show that a second ^C cannot stop it
+    local slow = tonumber(run.c.sys.getenv("UPHOOK_TEST_SLOW_ROLLBACK") or "")
+    if slow then run.c.sys.sleep(slow) end
+  end
+  local ok, problems, restored = rollback.undo(run, run.records)
+  run.c.sandbox.rolling_back(false)
+  run.restored = restored
+  if not ok then
+    run.problems = problems
+    return false
+  end
+  rollback.finish(run)
+  return true
+end
+
 local function fail(run, err)
   if getmetatable(err) ~= Stop then
     err = { code = run.changed and M.FAILED or M.EARLY,
@@ -283,34 +304,11 @@ local function fail(run, err)
   end
   run.error = err.message
   if err.code == M.FAILED or run.changed then
-    run.c.sandbox.rolling_back(true)
-    run.report:info(string.format("Rolling back %d change%s...",
-      #run.records, #run.records == 1 and "" or "s"))
-    -- test-only: a slow rollback, to show that a second ^C cannot stop it
-    local slow = tonumber(run.c.sys.getenv("UPHOOK_TEST_SLOW_ROLLBACK") or "")
-    if slow then run.c.sys.sleep(slow) end
-    local ok, problems, restored = rollback.undo(run, run.records)
-    run.c.sandbox.rolling_back(false)
-    run.restored = restored
-    if not ok then
-      run.problems = problems
-      return M.STUCK
-    end
-    rollback.finish(run)
-    return M.FAILED
+    return undo_all(run, true) and M.FAILED or M.STUCK
   end
-  if #run.records > 0 then
-    -- the first change failed after its record: undo what it may have
-    -- left (undo is idempotent) and drop the journal; still exit 4
-    run.c.sandbox.rolling_back(true)
-    local ok, problems = rollback.undo(run, run.records)
-    run.c.sandbox.rolling_back(false)
-    if not ok then
-      run.problems = problems
-      return M.STUCK
-    end
-    rollback.finish(run)
-  end
+  -- the first change failed after its record: undo what it may have left
+  -- (undo is idempotent) and drop the journal; the exit code stays
+  if #run.records > 0 and not undo_all(run, false) then return M.STUCK end
   return err.code
 end
 

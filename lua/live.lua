@@ -366,7 +366,10 @@ end
 function Live:apply(obj, opts)
   local info, md, ns = self:_body(obj, "apply")
   local path = path_of(info, ns, md.name)
-  local prior = self:_json("GET", path, nil, nil, OK, 404)
+  -- the engine has just read the object: no second GET for the action
+  local prior = opts and opts.prior
+  if prior == nil then prior = self:_json("GET", path, nil, nil, OK, 404) end
+  if prior == false then prior = nil end
   local q = "?fieldManager=uphook&force=true"
     .. (opts and opts.dry_run and "&dryRun=All" or "")
   local stored = fill(self:_json("PATCH", path .. q, self:_encode(obj),

@@ -138,10 +138,11 @@ function H.kube_apply(run, objs, opts)
       prior, stored, action = nil, obj, "created"
       run.planned[pk] = obj
     elseif run.plan then
-      stored, action = run.backend:apply(obj, { dry_run = true })
+      stored, action = run.backend:apply(obj, { dry_run = true,
+        prior = prior or false })
     else
       rollback.record(run, { op = "kube", ref = key, prior = prior })
-      stored, action = run.backend:apply(obj, {})
+      stored, action = run.backend:apply(obj, { prior = prior or false })
       rollback.changed(run)
     end
     -- a re-created object shows what changed since it was deleted
