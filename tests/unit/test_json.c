@@ -14,17 +14,10 @@ static lua_State *L;
 
 static const char helpers[] =
   "json, yaml = ...\n"
-  "function err(fn, pat)\n"
-  "  local ok, msg = pcall(fn)\n"
-  "  assert(not ok, 'expected an error matching ' .. pat)\n"
-  "  assert(tostring(msg):find(pat, 1, true), 'error \"' .. tostring(msg)"
-  "    .. '\" does not contain \"' .. pat .. '\"')\n"
-  "  return msg\n"
-  "end\n";
+  UNIT_LUA_ERR;
 
-#define lua_ok(chunk, name) unit_lua(L, (chunk), (name))
-#define LUA(chunk) do { if (!lua_ok(chunk, __func__)) \
-  unit_cur_failed = 1; } while (0)
+#define LUA(chunk) LUA_CHECK(L, chunk)
+
 
 static void test_decode_values(void)
 {

@@ -28,18 +28,10 @@ static const char helpers[] =
   "  for k in pairs(b) do if a[k] == nil then return false end end\n"
   "  return true\n"
   "end\n"
-  "function err(fn, pat)\n"
-  "  local ok, msg = pcall(fn)\n"
-  "  assert(not ok, 'expected an error matching ' .. pat)\n"
-  "  assert(tostring(msg):find(pat, 1, true), 'error \"' .. tostring(msg)"
-  "    .. '\" does not contain \"' .. pat .. '\"')\n"
-  "  return msg\n"
-  "end\n";
+  UNIT_LUA_ERR;
 
-/* Run a chunk; report the Lua error and fail the current test. */
-#define lua_ok(chunk, name) unit_lua(L, (chunk), (name))
-#define LUA(chunk) do { if (!lua_ok(chunk, __func__)) \
-  unit_cur_failed = 1; } while (0)
+#define LUA(chunk) LUA_CHECK(L, chunk)
+
 
 static void test_booleans_and_nulls(void)
 {

@@ -36,5 +36,19 @@ static inline int unit_lua(lua_State *L, const char *chunk, const char *name)
   return 1;
 }
 #define LUA_RUN(L, code) unit_lua((L), (code), __func__)
+/* Run a chunk; fail the current test when it raises. */
+#define LUA_CHECK(L, chunk) do { if (!unit_lua((L), (chunk), __func__)) \
+  unit_cur_failed = 1; } while (0)
+
+/* A Lua helper for test chunks: err(fn, text) asserts that fn raises an
+ * error containing text and returns the message. */
+#define UNIT_LUA_ERR \
+  "function err(fn, pat)\n" \
+  "  local ok, msg = pcall(fn)\n" \
+  "  assert(not ok, 'expected an error matching ' .. pat)\n" \
+  "  assert(tostring(msg):find(pat, 1, true), 'error \"' .. tostring(msg)" \
+  "    .. '\" does not contain \"' .. pat .. '\"')\n" \
+  "  return msg\n" \
+  "end\n"
 
 #endif
