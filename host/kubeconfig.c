@@ -50,7 +50,9 @@ static char *arena_take(uh_kubeconfig *kc, size_t n)
 void uh_kubeconfig_free(uh_kubeconfig *kc)
 {
   if (kc->arena) {
-    explicit_bzero(kc->arena, kc->arena_len);
+    /* only the used prefix was ever written: wiping the whole arena would
+     * fault in 512 KiB of zero pages just to zero them again */
+    explicit_bzero(kc->arena, kc->arena_used);
     munmap(kc->arena, kc->arena_len);
   }
   kc->arena = NULL;

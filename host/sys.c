@@ -62,7 +62,9 @@ static int sys_mkdtemp(lua_State *L)
 {
   const char *base = luaL_optstring(L, 1, NULL);
   char path[PATH_MAX];
-  if (!base)
+  if (!base || !*base)
+    base = getenv("TMPDIR");
+  if (!base || !*base)
     base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
   if (snprintf(path, sizeof path, "%s/uphook.XXXXXX", base)
       >= (int)sizeof path)

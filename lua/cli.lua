@@ -28,7 +28,11 @@ end
 local function layout(o, c, addon)
   addon.dir = must(c.sys.realpath(addon.dir))
   local dir = o.state_dir
-  if not dir and o.offline then dir = must(c.sys.mkdtemp()) end
+  if not dir and o.offline then
+    -- a throwaway world: M.main removes it when the command ends
+    dir = must(c.sys.mkdtemp())
+    o.temporary_dir = dir
+  end
   dir = dir or (o.snap_common .. "/var/lib/uphook")
   must(c.sys.mkdirs(dir))
   dir = must(c.sys.realpath(dir))
@@ -227,6 +231,7 @@ function M.main(o)
     if o.verbosity > 0 then report:log("warn", w) end
   end
   local ok, code = pcall(COMMANDS[o.command], o, c, report)
+  if o.temporary_dir then c.sys.rmtree(o.temporary_dir) end
   if ok then return code end
   report:error(type(code) == "table" and (code.message or "error")
     or tostring(code))

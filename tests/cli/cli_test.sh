@@ -76,6 +76,15 @@ expect "already at the version: exit 0, nothing run" 0 "already at 1.2.0"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-hello, namespace: kube-system}\ndata: {version: 0.9.0}\n' > "$TMP/old.yaml"
 run $UPHOOK --addons $R1 --offline "$TMP/old.yaml" upgrade hello
 expect "a version outside from exits 4" 4 "0.9.0 cannot be upgraded"
+# without --state-dir the offline world is a temporary folder ($TMPDIR),
+# removed when the command ends, whatever its outcome
+mkdir -p "$TMP/tmpdir"
+for f in cluster old; do
+  TMPDIR="$TMP/tmpdir" run $UPHOOK --addons $R1 --offline "$TMP/$f.yaml" upgrade hello
+  left=$(ls -A "$TMP/tmpdir")
+  [ "$RC" -ne 2 ] && [ -z "$left" ] && ok "a throwaway offline world is removed ($f, exit $RC)" \
+    || { echo "    exit $RC, left: $left" >>"$OUT"; not_ok "a throwaway offline world is removed ($f)"; }
+done
 
 # an offline world persists in its state dir: upgrade, then "already"
 W="$TMP/world"

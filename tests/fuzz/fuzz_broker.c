@@ -9,14 +9,23 @@
  * length, then the bytes), each sent as one well-framed message, so the
  * fuzzer works on MessagePack messages rather than on frame lengths.
  *
+ * Bit 1 of the first byte picks the hook's permissions: clear, it
+ * declared none; set, it declared kube:kube-system, args:kubelet,
+ * bin:tool, net:example.com and restart:kubelite.
+ *
  * The broker runs child:loaded(handler), then child:run("upgrade", ...)
  * and child:run("verify", ...), as lua/engine.lua does.  The handler is
- * the engine's: uphook.prims dispatch over a run whose hook declared no
- * permission at all, with a backend, file system and HTTP family whose
- * every changing method aborts.  Checked:
+ * the engine's: uphook.prims dispatch over a run with a backend, file
+ * system, journal and network whose changing methods check every change
+ * against the declared permissions themselves (an oracle written here,
+ * not the engine's own check).  Checked:
  *   - the broker never crashes and never leaks the child's descriptors;
  *   - the handler is only called with (string, table);
- *   - nothing is ever changed (no permission was declared);
+ *   - nothing is changed without a permission, and with permissions only
+ *     kube-system objects, args:kubelet, bin:tool, the state folder,
+ *     kubelite and https://example.com are touched, and a transfer's
+ *     redirect allow list holds only example.com;
+ *   - a change is journaled before it is made;
  *   - a "protocol" outcome always killed the child, and every outcome is
  *     one of the documented kinds. */
 #include <signal.h>
@@ -55,37 +64,105 @@ static pid_t fake_waitpid(pid_t pid, int *st, int opt)
 #undef waitpid
 
 static const char driver_src[] =
-  "local child, violation = ...\n"
+  "local child, violation, declared = ...\n"
   "local prims = require 'uphook.prims'\n"
   "local yaml = require 'uphook.c.yaml'\n"
   "local argsfile = require 'uphook.c.argsfile'\n"
-  "local function forbid(what)\n"
-  "  return function() violation('changed the world: ' .. what) end\n"
+  "local roots = { addon = '/nonexistent/addon', bin = '/nonexistent/bin',\n"
+  "  args = '/nonexistent/args', state = '/nonexistent/state' }\n"
+  "local journaled = 0\n"
+  "local function allowed(ok, what)\n"
+  "  if not declared then violation('changed the world: ' .. what) end\n"
+  "  if not ok then violation('outside the permissions: ' .. what) end\n"
+  "  if journaled == 0 then violation('not journaled first: ' .. what) end\n"
+  "end\n"
+  "local function nsok(kind, ns)\n"
+  "  return ns == 'kube-system' and kind ~= 'Namespace'\n"
+  "    and not tostring(kind):match('/Namespace$')\n"
+  "end\n"
+  "local store = {}\n"
+  "local function key(kind, name, ns)\n"
+  "  return tostring(kind):match('[^/]*$') .. '|' .. tostring(ns) .. '|'\n"
+  "    .. tostring(name)\n"
   "end\n"
   "local backend = { name = 'mock' }\n"
-  "function backend:get() return nil end\n"
+  "function backend:get(kind, name, ns) return store[key(kind, name, ns)] end\n"
   "function backend:list() return {} end\n"
   "function backend:namespaced(_, kind) return kind ~= 'Namespace' end\n"
   "function backend:watch() return false end\n"
   "function backend:now() return 0 end\n"
   "function backend:sleep() end\n"
-  "for _, m in ipairs { 'apply', 'create', 'replace', 'delete', 'restart' } do\n"
-  "  backend[m] = forbid('backend:' .. m)\n"
+  "local function put(verb)\n"
+  "  return function(_, obj, opts)\n"
+  "    local md = type(obj) == 'table' and obj.metadata or {}\n"
+  "    if verb == 'apply' and opts and opts.dry_run then return obj, 'created' end\n"
+  "    allowed(nsok(obj.kind, md.namespace), verb .. ' ' .. tostring(obj.kind)\n"
+  "      .. ' in ' .. tostring(md.namespace))\n"
+  "    store[key(obj.kind, md.name, md.namespace)] = obj\n"
+  "    return obj, 'created'\n"
+  "  end\n"
+  "end\n"
+  "backend.apply, backend.create, backend.replace = put('apply'), put('create'),\n"
+  "  put('replace')\n"
+  "function backend:delete(kind, name, ns)\n"
+  "  allowed(nsok(kind, ns), 'delete ' .. tostring(kind) .. ' in ' .. tostring(ns))\n"
+  "  store[key(kind, name, ns)] = nil\n"
+  "  return true\n"
+  "end\n"
+  "function backend:restart(name)\n"
+  "  allowed(name == 'kubelite', 'restart ' .. tostring(name))\n"
+  "end\n"
+  "local function fileok(dir, rel, root, top)\n"
+  "  return dir == roots.state or (dir == roots[root]\n"
+  "    and tostring(rel):match('^[^/]+') == top)\n"
   "end\n"
   "local fs = { read = function() return nil end, stat = function() return nil end,\n"
   "  hash = function() return nil, 'absent' end,\n"
-  "  write = forbid('fs.write'), remove = forbid('fs.remove'),\n"
-  "  install = forbid('fs.install') }\n"
-  "local http = setmetatable({ checksum_for = function() return nil, 'none' end },\n"
-  "  { __index = function(_, k) return forbid('http.' .. k) end })\n"
+  "  backup = function() return false end }\n"
+  "function fs.write(dir, rel)\n"
+  "  allowed(fileok(dir, rel, 'args', 'kubelet'), 'write ' .. dir .. '/' .. rel)\n"
+  "  return true\n"
+  "end\n"
+  "function fs.remove(dir, rel)\n"
+  "  allowed(fileok(dir, rel, 'args', 'kubelet'), 'remove ' .. dir .. '/' .. rel)\n"
+  "  return true\n"
+  "end\n"
+  "function fs.install(_, dir, rel)\n"
+  "  allowed(fileok(dir, rel, 'bin', 'tool'), 'install ' .. dir .. '/' .. rel)\n"
+  "  return true\n"
+  "end\n"
+  "local function transfer(verb)\n"
+  "  return function(_, t)\n"
+  "    local host = tostring(t.url):match('^[Hh][Tt][Tt][Pp][Ss]://([^/:?#]+)')\n"
+  "    local ok = host and host:lower() == 'example.com' and #t.hosts == 1\n"
+  "      and t.hosts[1] == 'example.com' and #t.http_hosts == 0\n"
+  "    if not declared then violation('a transfer: ' .. tostring(t.url)) end\n"
+  "    if not ok then violation('outside the permissions: ' .. verb .. ' '\n"
+  "      .. tostring(t.url)) end\n"
+  "    return verb == 'head' and 200 or ''\n"
+  "  end\n"
+  "end\n"
+  "local net = { fetch = transfer('fetch'), download = transfer('download'),\n"
+  "  head = transfer('head') }\n"
+  "local journal_lib = { open = function() return {\n"
+  "  append = function() journaled = journaled + 1; return true end } end }\n"
+  "local http = { checksum_for = function() return ('0'):rep(64) end }\n"
   "local report = setmetatable({}, { __index = function() return function() end end })\n"
-  "local run = { addon = 'fuzz', perms = {}, phase = 'upgrade', plan = false,\n"
-  "  backend = backend, fs = fs, http = http, argsfile = argsfile, yaml = yaml,\n"
+  "local perms = {}\n"
+  "if declared then\n"
+  "  for _, p in ipairs { 'kube:kube-system', 'args:kubelet', 'bin:tool',\n"
+  "                       'net:example.com', 'restart:kubelite' } do\n"
+  "    perms[p] = true\n"
+  "  end\n"
+  "end\n"
+  "local run = { addon = 'fuzz', perms = perms, phase = 'upgrade', plan = false,\n"
+  "  backend = backend, fs = fs, http = http, net = net, argsfile = argsfile,\n"
+  "  yaml = yaml, journal_lib = journal_lib, journal_path = '/nonexistent/journal',\n"
+  "  hash = { file = function() return nil, 'absent' end },\n"
   "  null = yaml.null, report = report, calls = {}, entries = {}, records = {},\n"
-  "  planned = {}, changed = false, cache_dir = '/nonexistent/cache',\n"
-  "  roots = { addon = '/nonexistent/addon', config = '/nonexistent/config',\n"
-  "            args = '/nonexistent/args', state = '/nonexistent/state' },\n"
-  "  journal_path = '/nonexistent/journal', hostname = 'fuzz',\n"
+  "  planned = {}, deleted = {}, changed = false,\n"
+  "  cache_dir = '/nonexistent/cache',\n"
+  "  roots = roots, hostname = 'fuzz',\n"
   "  c = { sandbox = { now = function() return 0 end,\n"
   "                    interrupted = function() return false end } } }\n"
   "function run:remaining() return 0 end\n"
@@ -174,8 +251,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   c->deadline = uh_monotonic() + 60;
   luaL_setmetatable(L, CHILD_MT);
   lua_pushcfunction(L, violation);
+  lua_pushboolean(L, size && (data[0] & 2));
   fuzz_lua_begin(L);
-  ok = lua_pcall(L, 2, 2, 0);
+  ok = lua_pcall(L, 3, 2, 0);
   fuzz_lua_end(L);
   if (ok != LUA_OK) {
     const char *m = lua_tostring(L, -1);

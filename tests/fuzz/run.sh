@@ -1,7 +1,10 @@
 #!/bin/sh
 # Run every libFuzzer target of BUILD (default build/fuzz) for SECONDS each
-# (default 30), JOBS at a time (default: the number of CPUs), and print one
-# line per target: executions, exec/s, corpus size and crashes.
+# (default 30), JOBS at a time (default: the number of CPUs; a free slot
+# takes the next target, in the order given), and print one line per
+# target: executions, exec/s, time, corpus size and crashes.  With
+# FUZZ_RUNS=N each target stops after N executions instead (the long local
+# runs: FUZZ_RUNS=10000000).
 #   usage: tests/fuzz/run.sh [BUILD [SECONDS [TARGET...]]]
 # Seeds are rebuilt into BUILD/seeds by tests/fuzz/seeds.py; the corpus
 # each target grows is kept in BUILD/corpus/<target> between runs; a crash,
@@ -17,39 +20,50 @@ targets="$*"
 [ -n "$targets" ] || { echo "no fuzz targets in $BUILD"; exit 1; }
 rm -rf "$BUILD/seeds"
 python3 tests/fuzz/seeds.py "$BUILD/seeds" >/dev/null || exit 1
+# the targets write their input to a file: on tmpfs when there is one
 tmp="$BUILD/tmp"
+[ -d /dev/shm ] && [ -w /dev/shm ] && tmp="/dev/shm/uphook-fuzz-$$"
 rm -rf "$tmp" && mkdir -p "$tmp" "$BUILD/logs"
 
 run_one() {
   t=$1
-  mkdir -p "$BUILD/corpus/$t" "$BUILD/crashes/$t" "$BUILD/seeds/$t"
-  TMPDIR="$tmp" ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+  mkdir -p "$BUILD/corpus/$t" "$BUILD/crashes/$t" "$BUILD/seeds/$t" "$tmp/$t"
+  if [ -n "$FUZZ_RUNS" ]; then limit="-runs=$FUZZ_RUNS"
+  else limit="-max_total_time=$SECONDS_EACH"; fi
+  TMPDIR="$tmp/$t" ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-  "$BUILD/fuzz_$t" -max_total_time="$SECONDS_EACH" -max_len=65536 \
+  "$BUILD/fuzz_$t" "$limit" -max_len=65536 \
     -timeout=20 -rss_limit_mb=2560 -print_final_stats=1 \
     -artifact_prefix="$BUILD/crashes/$t/" $FUZZ_FLAGS \
     "$BUILD/corpus/$t" "$BUILD/seeds/$t" >"$BUILD/logs/$t.log" 2>&1
   echo $? >"$BUILD/logs/$t.rc"
 }
 
-# JOBS targets at a time
-set -- $targets
-while [ $# -gt 0 ]; do
-  n=0
-  while [ $# -gt 0 ] && [ $n -lt "$JOBS" ]; do
-    run_one "$1" &
-    shift
-    n=$((n + 1))
+# a queue: JOBS workers, each taking the next target as it finishes one
+worker() {
+  while :; do
+    t=$(mkdir "$tmp/.lock" 2>/dev/null && { head -1 "$tmp/queue";
+      sed -i 1d "$tmp/queue"; rmdir "$tmp/.lock"; }) || { sleep 0.1; continue; }
+    [ -n "$t" ] || return 0
+    run_one "$t"
   done
-  wait
+}
+for t in $targets; do echo "$t"; done >"$tmp/queue"
+n=0
+while [ $n -lt "$JOBS" ]; do
+  worker &
+  n=$((n + 1))
 done
+wait
 
 failed=0
-printf '%-11s %12s %8s %8s %8s\n' target executions exec/s corpus crashes
+printf '%-11s %12s %8s %8s %8s %8s\n' target executions exec/s seconds corpus \
+  crashes
 for t in $targets; do
   log="$BUILD/logs/$t.log"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
   corpus=$(ls "$BUILD/corpus/$t" | wc -l)
   crashes=$(grep -c '^artifact_prefix=.*Test unit written to\|Test unit written to' "$log")
   rc=$(cat "$BUILD/logs/$t.rc")
@@ -57,8 +71,8 @@ for t in $targets; do
     failed=1
     [ "$crashes" -eq 0 ] && crashes="rc=$rc"
   fi
-  printf '%-11s %12s %8s %8s %8s\n' "$t" "${execs:-?}" "${rate:-?}" \
-    "$corpus" "$crashes"
+  printf '%-11s %12s %8s %8s %8s %8s\n' "$t" "${execs:-?}" "${rate:-?}" \
+    "${secs:-?}" "$corpus" "$crashes"
 done
 if [ $failed -ne 0 ]; then
   echo "fuzzing found problems: see $BUILD/logs/ and $BUILD/crashes/"

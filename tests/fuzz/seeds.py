@@ -243,6 +243,30 @@ calls = {
 for name, a in calls.items():
     add('broker', payloads([loaded, ['call', name, a], ['call', name, a],
                             done, done]))
+# bit 1: the hook declared permissions; calls inside and outside them
+inside = {
+    'kube.apply': [obj], 'kube.delete': ['ConfigMap', 'x', 'kube-system'],
+    'config.write': ['args:kubelet', '--x=1\n'],
+    'config.remove': ['args:kubelet'], 'config.args': ['kubelet'],
+    'config.set_args': ['kubelet', {'--x': '1', '--y': False}],
+    'config.install': ['cache:' + h, 'bin:tool', {'mode': '0755'}],
+    'net.download': ['https://example.com/x', {'sha256': h}],
+    'net.fetch': ['https://example.com/y'], 'service.restart': ['kubelite'],
+    'config.write#state': ['state:notes', 'x'],
+}
+outside = {
+    'kube.apply': [dict(obj, metadata={'name': 'x', 'namespace': 'default'})],
+    'kube.delete': ['Namespace', 'kube-system'],
+    'config.write': ['args:kube-apiserver', '--x=1\n'],
+    'config.install': ['cache:' + h, 'bin:other'],
+    'net.fetch': ['https://example.org/y'],
+    'service.restart': ['microk8s.daemon-k8s-dqlite'],
+}
+for table in (inside, outside):
+    for name, a in table.items():
+        name = name.split('#')[0]
+        add('broker', b'\x03' + payloads([loaded, ['call', 'kube.apply', [obj]],
+                                          ['call', name, a], done, done])[1:])
 add('broker', payloads([loaded, done, ['call', 'kube.get', {'x': 1}], done]))
 add('broker', payloads([loaded, ['ret', True, []], done]))
 add('broker', payloads([['loaded', False, 'boom', 'trace']]))
