@@ -17,13 +17,14 @@
 -- allow table: concat insert move pack remove sort unpack
 -- allow math: abs ceil cos deg exp floor fmod huge log max maxinteger min mininteger modf pi rad random randomseed sin sqrt tan tointeger type ult
 -- allow utf8: char charpattern codepoint codes len offset
+-- allow coroutine: close create isyieldable resume running status wrap yield
 --- Changed on the way in: `load` compiles text only (binary chunks are
 --- refused) and takes no `mode`; `setmetatable` refuses `__gc`;
 --- `collectgarbage` answers only `"count"`; `require` loads the
 --- standard library (`semver`, `migrate`, `manifest`, `retry`) and the
 --- `.lua` files of the addon's own folder; `string.rep` of empty strings
 --- returns at once. Gone: `print` (use `log.info`), `dofile`,
---- `loadfile`, `string.dump`, `coroutine`, `io`, `os`, `debug`,
+--- `loadfile`, `string.dump`, `io`, `os`, `debug`,
 --- `package`. Globals are strict: reading or assigning an undeclared
 --- global is an error.
 

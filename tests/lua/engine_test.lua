@@ -45,6 +45,16 @@ t.case("choices are enforced", function()
   t.match(r.error, "must be one of blue, red")
 end)
 
+t.case("a hook may use coroutines, and call primitives inside one", function()
+  local e = t.env { addon = "addons/gen", cluster = "fixtures_hello.yaml" }
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  for i = 1, 3 do
+    t.eq(e:get("ConfigMap", "gen-" .. i, "default").data.index, tostring(i))
+  end
+  t.ok(e:get("ConfigMap", "from-coroutine", "default"))
+end)
+
 local function sc_env()
   return t.env { addon = "addons/sc", cluster = "fixtures_sc.yaml" }
 end

@@ -4,7 +4,7 @@
 local bad = { io = 1, os = 1, debug = 1, package = 1, dump = 1,
   loadfile = 1, dofile = 1, loadstring = 1, setfenv = 1, getfenv = 1,
   getregistry = 1, setupvalue = 1, getupvalue = 1, sethook = 1,
-  execute = 1, popen = 1, loadlib = 1, coroutine = 1, print = 1 }
+  execute = 1, popen = 1, loadlib = 1, print = 1 }
 local seen, n = {}, 0
 local function walk(v, path)
   if type(v) ~= "table" or seen[v] then return end

@@ -1,2 +1,0 @@
--- expect: 4 undeclared global 'coroutine'
-local co = coroutine.create(function() end)
