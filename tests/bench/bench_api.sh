@@ -21,6 +21,7 @@ trap 'exit 1' INT TERM HUP
 command -v kubectl >/dev/null || { echo "kubectl is not installed"; exit 1; }
 SRV=$TMP/srv
 mkdir -p "$SRV"
+: >"$SRV/stdout"
 python3 tests/fakes/apiserver.py --dir "$SRV" --quiet >"$SRV/stdout" 2>&1 &
 PIDS="$PIDS $!"
 i=0
