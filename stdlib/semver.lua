@@ -447,6 +447,20 @@ function M.satisfies(v, range)
   return false
 end
 
+-- A desugared bound may overflow a part: ">999984.999999999999999" is
+-- ">=999984.1000000000000000.0", "^0.0.999999999999999" ends below
+-- "0.0.1000000000000000-0". No version has a part that large, so the
+-- bound equals the one with the overflow carried into the part above;
+-- nil when even the major overflows (past the largest version).
+local TOP = math.tointeger(10 ^ MAX_DIGITS)
+local function carried(v)
+  local major, minor, patch = v.major, v.minor, v.patch
+  if patch >= TOP then minor, patch = minor + 1, 0 end
+  if minor >= TOP then major, minor, patch = major + 1, 0, 0 end
+  if major >= TOP then return nil end
+  return V(major, minor, patch, v.prerelease)
+end
+
 ---The desugared form of a range, as npm prints it (`>=1.2.0 <2.0.0-0`,
 ---alternatives joined by `||`, `*` for any); mainly for messages and tests.
 ---@param range string
@@ -456,15 +470,19 @@ function M.normalize_range(range)
   local sets, err = parse_range(range)
   if not sets then return nil, err end
   local out = {}
-  local top = 10 ^ MAX_DIGITS
   for i, set in ipairs(sets) do
     local cs = {}
     for _, c in ipairs(set) do
-      -- "<1000000000000000.0.0-0" above the largest version there can be
-      -- holds for every version: leave it out, so the text parses back
-      if not (c.op:sub(1, 1) == "<" and c.v.major >= top) then
-        cs[#cs + 1] = (c.op == "=" and "" or c.op) .. M.format(c.v)
+      local v = carried(c.v)
+      if v then
+        cs[#cs + 1] = (c.op == "=" and "" or c.op) .. M.format(v)
+      elseif c.op:sub(1, 1) == ">" then
+        -- a lower bound above the largest version: nothing matches
+        cs = { "<0.0.0-0" }
+        break
       end
+      -- an upper bound above the largest version holds for every version:
+      -- left out, so the text parses back
     end
     out[i] = #cs == 0 and "*" or table.concat(cs, " ")
   end

@@ -285,3 +285,26 @@ t.case("normalize_range: the largest major parses back (found by fuzzing)", func
   t.ok(semver.satisfies("999999999999999.1.2", n))
   t.eq(semver.normalize_range("^1.2"), ">=1.2.0 <2.0.0-0")
 end)
+
+t.case("normalize_range: an overflowing minor or patch is carried (found by fuzzing)", function()
+  local big = "999999999999999"
+  local cases = {
+    { "999984." .. big, ">=999984." .. big .. ".0 <999985.0.0-0" },
+    { ">999984." .. big, ">=999985.0.0" },
+    { "^0.0." .. big, ">=0.0." .. big .. " <0.1.0-0" },
+    { "~1." .. big, ">=1." .. big .. ".0 <2.0.0-0" },
+    { ">" .. big, "<0.0.0-0" },
+    { ">" .. big .. ".x || 1.x", "<0.0.0-0||>=1.0.0 <2.0.0-0" },
+  }
+  for _, c in ipairs(cases) do
+    local n = semver.normalize_range(c[1])
+    t.eq(n, c[2], c[1])
+    t.ok(semver.valid_range(n), n)
+    -- the normalized text matches what the range matches
+    for _, v in ipairs { "999984." .. big .. ".7", "999985.0.0", "999985.0.0-rc",
+                         "0.0." .. big, "0.1.0", "1." .. big .. ".3", "2.0.0",
+                         "1.5.0", big .. ".0.0" } do
+      t.eq(semver.satisfies(v, n), semver.satisfies(v, c[1]), c[1] .. " vs " .. v)
+    end
+  end
+end)
