@@ -21,8 +21,9 @@
  * not the engine's own check).  Checked:
  *   - the broker never crashes and never leaks the child's descriptors;
  *   - the handler is only called with (string, table);
- *   - nothing is changed without a permission, and with permissions only
- *     kube-system objects, args:kubelet, bin:tool, the state folder,
+ *   - nothing but the addon's own state folder (which needs no
+ *     permission) is changed without a permission, and with permissions
+ *     only kube-system objects, args:kubelet, bin:tool, the state folder,
  *     kubelite and https://example.com are touched, and a transfer's
  *     redirect allow list holds only example.com;
  *   - a change is journaled before it is made;
@@ -113,23 +114,27 @@ static const char driver_src[] =
   "  allowed(name == 'kubelite', 'restart ' .. tostring(name))\n"
   "end\n"
   "local function fileok(dir, rel, root, top)\n"
-  "  return dir == roots.state or (dir == roots[root]\n"
-  "    and tostring(rel):match('^[^/]+') == top)\n"
+  "  return dir == roots[root] and tostring(rel):match('^[^/]+') == top\n"
+  "end\n"
+  "local function filechange(what, dir, rel, root, top)\n"
+  "  if dir == roots.state then\n"   /* the addon's own: no permission */
+  "    if journaled == 0 then violation('not journaled first: ' .. what) end\n"
+  "    return true\n"
+  "  end\n"
+  "  allowed(fileok(dir, rel, root, top), what .. ' ' .. dir .. '/' .. rel)\n"
+  "  return true\n"
   "end\n"
   "local fs = { read = function() return nil end, stat = function() return nil end,\n"
   "  hash = function() return nil, 'absent' end,\n"
   "  backup = function() return false end }\n"
   "function fs.write(dir, rel)\n"
-  "  allowed(fileok(dir, rel, 'args', 'kubelet'), 'write ' .. dir .. '/' .. rel)\n"
-  "  return true\n"
+  "  return filechange('write', dir, rel, 'args', 'kubelet')\n"
   "end\n"
   "function fs.remove(dir, rel)\n"
-  "  allowed(fileok(dir, rel, 'args', 'kubelet'), 'remove ' .. dir .. '/' .. rel)\n"
-  "  return true\n"
+  "  return filechange('remove', dir, rel, 'args', 'kubelet')\n"
   "end\n"
   "function fs.install(_, dir, rel)\n"
-  "  allowed(fileok(dir, rel, 'bin', 'tool'), 'install ' .. dir .. '/' .. rel)\n"
-  "  return true\n"
+  "  return filechange('install', dir, rel, 'bin', 'tool')\n"
   "end\n"
   "local function transfer(verb)\n"
   "  return function(_, t)\n"
