@@ -80,15 +80,18 @@ local function same(a, b, seen)
   return true
 end
 
-local function undo_kube(run, rec)
-  local b, r = run.backend, rec.ref
-  local gvk = r.apiVersion .. "/" .. r.kind
+--- A controller writing the object's status between our read and our
+--- write (a Deployment's rollout does, every few hundred ms) makes the
+--- server refuse the write as stale: read again and retry, as client-go's
+--- RetryOnConflict does. Only that 409 is retried, and only a few times.
+local CONFLICT_TRIES = 5
+
+local function conflict(e)
+  return type(e) == "table" and e.code == 409 and e.reason == "Conflict"
+end
+
+local function restore_kube(b, gvk, r, want)
   local cur = b:get(gvk, r.name, r.namespace)
-  if rec.prior == nil then
-    if cur then b:delete(gvk, r.name, r.namespace) end
-    return cur and "deleted " or nil
-  end
-  local want = clean(rec.prior)
   if cur == nil then
     b:create(want)
     return "recreated "
@@ -96,15 +99,31 @@ local function undo_kube(run, rec)
   if same(clean(cur), want) then return nil end
   want.metadata.resourceVersion = cur.metadata.resourceVersion
   local ok, e = pcall(b.replace, b, want)
-  if not ok then
-    if type(e) ~= "table" or e.code ~= 422 then error(e, 0) end
-    -- an immutable field changed: only delete and create restores it
-    b:delete(gvk, r.name, r.namespace)
-    want.metadata.resourceVersion = nil
-    b:create(want)
-  end
+  want.metadata.resourceVersion = nil
+  if ok then return "restored " end
+  if type(e) ~= "table" or e.code ~= 422 then error(e, 0) end
+  -- an immutable field changed: only delete and create restores it
+  b:delete(gvk, r.name, r.namespace)
+  b:create(want)
   return "restored "
 end
+
+local function undo_kube(run, rec)
+  local b, r = run.backend, rec.ref
+  local gvk = r.apiVersion .. "/" .. r.kind
+  if rec.prior == nil then
+    local cur = b:get(gvk, r.name, r.namespace)
+    if cur then b:delete(gvk, r.name, r.namespace) end
+    return cur and "deleted " or nil
+  end
+  local want = clean(rec.prior)
+  for try = 1, CONFLICT_TRIES do
+    local ok, what = pcall(restore_kube, b, gvk, r, want)
+    if ok then return what end
+    if not conflict(what) or try == CONFLICT_TRIES then error(what, 0) end
+  end
+end
+M.CONFLICT_TRIES = CONFLICT_TRIES
 
 local function undo_file(run, rec)
   local dir = run.roots[rec.root]

@@ -272,6 +272,29 @@ case("429 and 500 are retried; a persistent 500 is reported", function()
   B:delete("ConfigMap", "kube-root", "default")
 end)
 
+case("undo retries the server's 409 Conflict on a stale write", function()
+  local rollback = require "uphook.rollback"
+  B:apply(cm("undo-me", { level = "new" }), {})
+  local rec = { op = "kube", prior = cm("undo-me", { level = "old" }),
+    ref = { apiVersion = "v1", kind = "ConfigMap", name = "undo-me",
+            namespace = "default" } }
+  fault { status = 409, method = "PUT", path = "/configmaps/undo-me$",
+          reason = "Conflict", count = 2, message =
+          'Operation cannot be fulfilled on configmaps "undo-me": stale' }
+  local ok, problems = rollback.undo({ backend = B }, { rec })
+  t.eq(ok, true, table.concat(problems, "; "))
+  t.eq(B:get("ConfigMap", "undo-me", "default").data.level, "old")
+  fault { status = 409, method = "PUT", path = "/configmaps/undo-me$",
+          reason = "Conflict", count = -1, message =
+          'Operation cannot be fulfilled on configmaps "undo-me": stale' }
+  B:apply(cm("undo-me", { level = "new" }), {})
+  ok, problems = rollback.undo({ backend = B }, { rec })
+  t.eq(ok, false)
+  t.match(problems[1], 'ConfigMap default/undo%-me: Operation cannot be')
+  reset_faults()
+  B:delete("ConfigMap", "undo-me", "default")
+end)
+
 case("dropped connections: retried once, reported naming the server",
 function()
   fault { action = "drop", method = "GET", path = "/namespaces/default$",

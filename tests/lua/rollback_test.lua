@@ -1,0 +1,78 @@
+-- The undo policy (lua/rollback.lua) against the mock cluster, where a
+-- second writer can be put between undo's read and its write: what a
+-- controller updating a Deployment's status does on a real cluster.
+local t = require "uphook.test"
+local cluster = require "uphook.mock.cluster"
+local rollback = require "uphook.rollback"
+
+local REF = { apiVersion = "v1", kind = "ConfigMap", name = "settings",
+              namespace = "kube-system" }
+
+local function cm(data)
+  return { apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = REF.name, namespace = REF.namespace }, data = data }
+end
+
+-- A cluster holding the upgraded object, the journal record of its prior
+-- form, and a backend whose replace first lets "a controller" write the
+-- object `races` times (a negative count: every time).
+local function world(races)
+  local c = cluster.new { objects = { cm { level = "new" } } }
+  local prior = cm { level = "old" }
+  local stats = { replaces = 0, races = 0 }
+  local b = setmetatable({}, { __index = function(_, k)
+    local f = c[k]
+    return type(f) == "function" and function(_, ...) return f(c, ...) end
+      or f
+  end })
+  function b.replace(_, obj)
+    stats.replaces = stats.replaces + 1
+    if races < 0 or stats.races < races then
+      stats.races = stats.races + 1
+      local o = c:get("v1/ConfigMap", REF.name, REF.namespace)
+      o.metadata.annotations = { controller = tostring(stats.races) }
+      c:replace(o)
+    end
+    return c:replace(obj)
+  end
+  local records = { { op = "kube", ref = REF, prior = prior } }
+  return { backend = b }, records, c, stats
+end
+
+t.case("undo reads again and retries when another writer got in between",
+function()
+  local run, records, c, stats = world(2)
+  local ok, problems, restored = rollback.undo(run, records)
+  t.eq(ok, true, table.concat(problems, "; "))
+  t.eq(restored, { "restored ConfigMap kube-system/settings" })
+  local now = c:get("v1/ConfigMap", REF.name, REF.namespace)
+  t.eq(now.data, { level = "old" })
+  t.eq(now.metadata.annotations, nil, "the prior form, not a merge")
+  t.eq(stats.replaces, 3, "two stale writes, then one that lands")
+end)
+
+t.case("undo gives up on a conflict that never clears, naming the object",
+function()
+  local run, records, c, stats = world(-1)
+  local ok, problems = rollback.undo(run, records)
+  t.eq(ok, false)
+  t.eq(#problems, 1)
+  t.match(problems[1], "^ConfigMap kube%-system/settings: ")
+  t.match(problems[1], "Operation cannot be fulfilled")
+  t.eq(stats.replaces, rollback.CONFLICT_TRIES, "bounded")
+  t.eq(c:get("v1/ConfigMap", REF.name, REF.namespace).data,
+       { level = "new" }, "nothing half-written")
+end)
+
+t.case("undo does not retry a refusal that is not a conflict", function()
+  local run, records = world(0)
+  local calls = 0
+  run.backend.replace = function()
+    calls = calls + 1
+    error({ code = 403, reason = "Forbidden", message = "forbidden" }, 0)
+  end
+  local ok, problems = rollback.undo(run, records)
+  t.eq(ok, false)
+  t.match(problems[1], "forbidden")
+  t.eq(calls, 1)
+end)
