@@ -486,6 +486,11 @@ function Live:restart(service)
   if code == nil then
     error(string.format("cannot restart %s: cannot run %s: %s", unit,
       self.snapctl, tostring(err)), 0)
+  elseif code == 127 then
+    -- the status of a command that could not be run, by the shell's
+    -- convention (and posix_spawn's, where it forks: under valgrind)
+    error(string.format("cannot restart %s: cannot run %s: exit status 127"
+      .. " (not found or not executable)", unit, self.snapctl), 0)
   elseif code ~= 0 then
     error(string.format("cannot restart %s: %s restart %s exited with "
       .. "status %d", unit, self.snapctl, unit, code), 0)

@@ -409,7 +409,8 @@ function()
   local log = DIR .. "/snapctl.log"
   local stand = DIR .. "/snapctl"
   write(stand, "#!/bin/sh\necho \"$@\" >> " .. log .. "\n"
-    .. "[ \"$2\" = microk8s.daemon-broken ] && exit 3\nexit 0\n")
+    .. "[ \"$2\" = microk8s.daemon-broken ] && exit 3\n"
+    .. "[ \"$2\" = microk8s.daemon-gone ] && exit 127\nexit 0\n")
   os.execute("chmod +x " .. stand .. "; rm -f " .. log)
   local b = assert(connect(nil, { snapctl = stand }))
   t.eq(b:restart("kubelite"), true)
@@ -418,6 +419,8 @@ function()
     .. "restart microk8s.daemon-containerd\n")
   t.err(function() b:restart("microk8s.daemon-broken") end,
     "exited with status 3")
+  t.err(function() b:restart("microk8s.daemon-gone") end,
+    "cannot run " .. stand:gsub("%p", "%%%0") .. ": exit status 127")
   local b2 = assert(connect(nil, { snapctl = "/nonexistent/snapctl" }))
   t.err(function() b2:restart("kubelite") end, "cannot run /nonexistent")
 end)
