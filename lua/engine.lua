@@ -281,9 +281,13 @@ local function undo_all(run, announce)
   if announce then
     run.report:info(string.format("Rolling back %d change%s...",
       #run.records, #run.records == 1 and "" or "s"))
-    -- test-only: a slow rollback, to show that a second ^C cannot stop it
-    local slow = tonumber(run.c.sys.getenv("UPHOOK_TEST_SLOW_ROLLBACK") or "")
-    if slow then run.c.sys.sleep(slow) end
+    -- test-only: the rollback waits (at most 60 s) until the file this
+    -- names exists, so a test can show that a second ^C cannot stop it
+    local gate = run.c.sys.getenv("UPHOOK_TEST_ROLLBACK_GATE")
+    local t0 = run.c.sandbox.now()
+    while gate and not run.c.sys.read(gate) and run.c.sandbox.now() - t0 < 60 do
+      run.c.sys.sleep(0.05)
+    end
   end
   local ok, problems, restored = rollback.undo(run, run.records)
   run.c.sandbox.rolling_back(false)

@@ -143,12 +143,17 @@ cmp -s "$TMP/a.json" "$TMP/b.json" && ok "SIGTERM left the cluster as it was" ||
 T="$TMP/sigint"; mkdir -p "$T"
 "$UPHOOK" --addons "$SLOW" --offline "$TMP/n.yaml" --state-dir "$T" --timeout 1 plan slow >/dev/null 2>&1
 cp "$T/offline/cluster.yaml" "$TMP/int-before.yaml"
-UPHOOK_TEST_SLOW_ROLLBACK=1.5 "$UPHOOK" --addons "$SLOW" --offline "$TMP/n.yaml" \
+# The rollback waits for the gate file (test-only), so the second signal
+# surely lands during it, however slow the machine (valgrind).
+GATE="$TMP/rollback-gate"; rm -f "$GATE"
+UPHOOK_TEST_ROLLBACK_GATE="$GATE" "$UPHOOK" --addons "$SLOW" --offline "$TMP/n.yaml" \
   --state-dir "$T" --timeout 60 upgrade slow >"$OUT" 2>&1 & p=$!
-i=0; while ! grep -q "now working" "$OUT" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+i=0; while ! grep -q "now working" "$OUT" && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 kill -INT $p
-i=0; while ! grep -q "Rolling back" "$OUT" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
-kill -INT $p; wait $p; RC=$?
+i=0; while ! grep -q "Rolling back" "$OUT" && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+kill -INT $p
+i=0; while ! grep -q "it will finish" "$OUT" && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+: > "$GATE"; wait $p; RC=$?
 expect "a second SIGINT during the rollback is refused; exit 1" 1 \
   "rolling back; it will finish before uphook exits" "Rolled back: 1 change undone"
 python3 tests/cli/normalize.py "$TMP/int-before.yaml" lease > "$TMP/b.json"
