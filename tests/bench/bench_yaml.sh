@@ -1,12 +1,12 @@
 #!/bin/sh
-# YAML decode speed on ../shared/corpus/large, side by side in one run:
+# YAML decode speed on tests/data/corpus/large, side by side in one run:
 # uphook's yaml decode_all, a bare libyaml event parse of the same bytes
 # (yaml_parser_parse loop only), and PyYAML's CSafeLoader. Inputs are
 # read into memory first; each figure is the median of $RUNS runs.
 set -eu
 BUILD=${BUILD:-build}
 RUNS=${RUNS:-7}
-CORPUS=${CORPUS:-../shared/corpus/large}
+CORPUS=${CORPUS:-tests/data/corpus/large}
 PKGS="lua5.4 yaml-0.1 jansson msgpack libcurl libcrypto libseccomp"
 BIN=$BUILD/bench/bench_yaml
 

@@ -3,7 +3,7 @@
 
 usage: seeds.py OUT_DIR   (run from the repository root)
 
-Writes OUT_DIR/<target>/<sha1> files from ../shared/corpus (YAML
+Writes OUT_DIR/<target>/<sha1> files from tests/data/corpus (YAML
 manifests, split into documents), the test fixtures (hooks/*/fixtures,
 tests/**) and the small hand-written seeds below.  Nothing here is
 committed output: `make fuzz` rebuilds it every time.
@@ -72,7 +72,7 @@ def payloads(msgs):
 
 
 # ---- YAML and JSON: the shared corpus and every fixture
-yaml_files = sorted(glob.glob('../shared/corpus/**/*.yaml', recursive=True)
+yaml_files = sorted(glob.glob('tests/data/corpus/**/*.yaml', recursive=True)
                     + glob.glob('hooks/**/*.yaml', recursive=True)
                     + glob.glob('tests/**/*.yaml', recursive=True))
 docs = []

@@ -1,5 +1,5 @@
 /* uphook.c.yaml: Kubernetes scalar rules, limits, errors, the C API and
- * a decode/encode/decode round trip of every file of ../shared/corpus. */
+ * a decode/encode/decode round trip of every file of tests/data/corpus. */
 #include <ftw.h>
 #include <stdlib.h>
 #include <time.h>
@@ -303,7 +303,7 @@ static int round_trip(const char *path, const struct stat *st, int type,
 
 static void test_corpus_round_trip(void)
 {
-  CHECK(nftw("../shared/corpus", round_trip, 16, FTW_PHYS) == 0);
+  CHECK(nftw("tests/data/corpus", round_trip, 16, FTW_PHYS) == 0);
   printf("     corpus: %d files, %d documents round-tripped, %d failed\n",
          corpus_files, corpus_docs, corpus_bad);
   CHECK(corpus_files >= 48 && corpus_bad == 0);
