@@ -200,7 +200,7 @@ def render_hooks(out):
     decls = declarations(items)
     out += ["## The hook environment", ""]
     out += ["Source: `docs/meta/uphook.lua` (LuaLS definitions of what "
-            "host/sandbox.c and lua/prims.lua implement). ✎ marks a "
+            "host/child.c and lua/prims.lua implement). ✎ marks a "
             "primitive that changes something: allowed only in `upgrade`, "
             "journaled, and only recorded under `plan`.", ""]
     out += ["### The hook file", ""]
@@ -225,7 +225,7 @@ def render_hooks(out):
     out += ["### The Lua standard library in hooks", ""]
     keep = [l for l in intro if not l.startswith("LuaLS") ]
     out += ["Exactly these standard names exist in a hook (the allow list "
-            "of `host/sandbox.c`):", ""]
+            "of `host/child.c`):", ""]
     out += ["| library | names |", "|---|---|"]
     for lib, names in allow:
         out.append("| %s | %s |" % (lib, " ".join("`%s`" % n

@@ -1,4 +1,4 @@
-/* Addon repositories and addon lookup (SPEC §2).
+/* Addon repositories and addon lookup (docs/contract.md §2).
  *
  * A repository is a folder holding addons.yaml and addons/<name>/.  The
  * repositories are the --addons folders, in order, then every
@@ -71,7 +71,7 @@ const char *uh_repos_warning(const struct uh_repos *, size_t i);
 
 enum { UH_HOOK_NONE = 0, UH_HOOK_LUA = 1, UH_HOOK_EXEC = 2 };
 
-/* What to run for an addon, in SPEC §2 order: UH_HOOK_LUA with the path
+/* What to run for an addon, in docs/contract.md §2 order: UH_HOOK_LUA with the path
  * of upgrade.lua (a regular file, symlinks followed), else UH_HOOK_EXEC
  * with the path of `upgrade` (a regular file or a symlink to one, e.g.
  * to enable, with an execute bit), else UH_HOOK_NONE and path "".

@@ -1,4 +1,4 @@
-/* Command-line parsing (SPEC §1) and dispatch to the Lua engine. */
+/* Command-line parsing (docs/contract.md §1) and dispatch to the Lua engine. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +41,35 @@ static const struct {
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const char usage_text[] =
+  "usage: uphook [options] <command> [args...]\n"
+  "\n"
+  "commands:\n"
+  "  upgrade <addon> [args...]  upgrade one addon\n"
+  "  plan <addon> [args...]     print every change upgrade would make\n"
+  "  list                       every addon found, with versions\n"
+  "  recover <addon>            finish the rollback of an interrupted upgrade\n"
+  "  test [path...]             run *_test.lua hook tests offline\n"
+  "  lint [path...]             load hooks and check their declarations\n"
+  "  version                    print the version\n"
+  "\n"
+  "options (before or after the command):\n"
+  "  --addons DIR        an extra addon repository (repeatable)\n"
+  "  --kubeconfig FILE   cluster credentials\n"
+  "  --offline FIXTURE   use a mock cluster seeded from FIXTURE\n"
+  "  --state-dir DIR     journal and local state\n"
+  "  --output human|json\n"
+  "  --timeout SECONDS   bound on the whole upgrade (default 900)\n"
+  "  --memory-limit MIB  cap on the hook's Lua memory (default 256)\n"
+  "  -v, -q              more or less output\n"
+  "\n"
+  "Run 'uphook <command> --help' for a command's own options.\n";
+
+const char *uh_usage_text(void)
+{
+  return usage_text;
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {

@@ -1,5 +1,6 @@
 /* The C families of the trusted parent state, by module name. */
 #include "argsfile.h"
+#include "broker.h"
 #include "families.h"
 #include "fs.h"
 #include "hash.h"
@@ -7,19 +8,18 @@
 #include "journal.h"
 #include "json.h"
 #include "kube.h"
-#include "supervise.h"
 #include "sys.h"
 #include "yaml.h"
 
 const struct uh_family uh_families[] = {
   { "uphook.c.argsfile", luaopen_uphook_argsfile },
+  { "uphook.c.broker", luaopen_uphook_broker },
   { "uphook.c.fs", luaopen_uphook_fs },
   { "uphook.c.hash", luaopen_uphook_hash },
   { "uphook.c.http", luaopen_uphook_http },
   { "uphook.c.journal", luaopen_uphook_journal },
   { "uphook.c.json", luaopen_uphook_json },
   { "uphook.c.kube", luaopen_uphook_kube },
-  { "uphook.c.sandbox", luaopen_uphook_sandbox },
   { "uphook.c.sys", luaopen_uphook_sys },
   { "uphook.c.yaml", luaopen_uphook_yaml },
   { NULL, NULL }

@@ -16,6 +16,7 @@
  */
 #include "fs.h"
 #include "hash.h"
+#include "os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -357,21 +358,6 @@ static int fs_tmpopen(fs_op *op, int dirfd)
   return fs_fail(op, "create temporary file");
 }
 
-static int fs_writeall(int fd, const char *p, size_t n)
-{
-  ssize_t w;
-  while (n > 0) {
-    w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0)
-      return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 /* Copy in (a regular file of `size` bytes, at offset 0) to out:
  * copy_file_range where the filesystems allow, else read/write. */
 static int fs_copy(int in, int out, off_t size)
@@ -403,7 +389,7 @@ static int fs_copy(int in, int out, off_t size)
     r = read(in, buf, FS_COPYBUF);
     if (r < 0 && errno == EINTR)
       continue;
-    if (r <= 0 || fs_writeall(out, buf, (size_t)r) != 0)
+    if (r <= 0 || uh_write_all(out, buf, (size_t)r) != 0)
       break;
   }
   saved = errno;
@@ -530,7 +516,7 @@ static int fs_write(lua_State *L)
   if (fs_root(op) || fs_check_final(op) || fs_parent(op, 1) ||
       fs_tmpopen(op, op->dirfd))
     return fs_error(L, op);
-  if (fs_writeall(op->fd, data, n) != 0) {
+  if (uh_write_all(op->fd, data, n) != 0) {
     fs_fail(op, "write");
     return fs_error(L, op);
   }

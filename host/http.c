@@ -11,6 +11,7 @@
  * source of the bytes differs.
  */
 #include "http.h"
+#include "os.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,7 +21,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <openssl/evp.h>
 
@@ -33,13 +33,6 @@
 #define COPY_CHUNK (256 * 1024)
 #define WRITEBACK_STEP ((uint64_t)8 << 20)
 #define MSG_MAX (3 * PATH_MAX)
-
-static double now_mono(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---------------------------------------------------------------- */
 /* The shared handle                                                 */
@@ -288,7 +281,7 @@ static uh_err xfer_once(xfer *x, const char *url, int plain, char *msg,
   long left = 0;
   CURLcode rc;
   if (x->deadline > 0 &&
-      (left = (long)((x->deadline - now_mono()) * 1000)) <= 0) {
+      (left = (long)((x->deadline - uh_monotonic()) * 1000)) <= 0) {
     snprintf(msg, msglen, "%s: deadline passed", url);
     return UH_ETIMEOUT;
   }
@@ -389,7 +382,7 @@ static uh_err xfer_run(xfer *x, double deadline_s, char *msg, size_t msglen)
 {
   char cur[UH_HTTP_URLMAX + 1];
   uh_err rc;
-  x->deadline = deadline_s > 0 ? now_mono() + deadline_s : 0;
+  x->deadline = deadline_s > 0 ? uh_monotonic() + deadline_s : 0;
   if (deadline_s < 0) {
     snprintf(msg, msglen, "%s: deadline passed", x->url0);
     return UH_ETIMEOUT;

@@ -2,19 +2,12 @@
  * when the engine says stderr is a TTY) or JSON-lines events on stdout
  * (--output json).  Throttled; nothing at all in mode NONE. */
 #include "http.h"
+#include "os.h"
 #include <stdio.h>
-#include <time.h>
 #include <jansson.h>
 
 #define TTY_EVERY 0.2                 /* seconds between redraws */
 #define JSON_EVERY 1.0                /* seconds between events */
-
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void human(char *b, size_t n, double v)
 {
@@ -62,7 +55,7 @@ void uh_progress_start(uh_progress *p, int mode, const char *url)
 {
   p->mode = mode;
   p->url = url;
-  p->t0 = p->tick = now_s();
+  p->t0 = p->tick = uh_monotonic();
   p->drawn = 0;
 }
 
@@ -71,7 +64,7 @@ void uh_progress_update(uh_progress *p, long long total, long long now)
   double t;
   if (p->mode == UH_PROGRESS_NONE)
     return;
-  t = now_s();
+  t = uh_monotonic();
   if (t - p->tick < (p->mode == UH_PROGRESS_TTY ? TTY_EVERY : JSON_EVERY))
     return;
   p->tick = t;
@@ -85,7 +78,7 @@ void uh_progress_end(uh_progress *p, int ok, unsigned long long bytes)
 {
   if (p->mode == UH_PROGRESS_TTY && p->drawn) {
     if (ok)
-      draw(p, now_s(), (long long)bytes, (long long)bytes);
+      draw(p, uh_monotonic(), (long long)bytes, (long long)bytes);
     fputc('\n', stderr);
   } else if (p->mode == UH_PROGRESS_JSON && ok) {
     emit(p, (long long)bytes, (long long)bytes);

@@ -5,6 +5,7 @@
 #include "hash.h"
 #include "luax.h"
 #include "mpack.h"
+#include "os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -123,22 +124,6 @@ int uh_journal_next(uh_jscan *s, const unsigned char **payload, size_t *n)
 
 /* ---- file helpers ---- */
 
-static int j_writeall(int fd, const void *buf, size_t n)
-{
-  const char *p = buf;
-  ssize_t w;
-  while (n > 0) {
-    w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0)
-      return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 /* Read the whole file into a malloc'd buffer (NULL on error, errno). */
 static unsigned char *j_load(int fd, size_t *len)
 {
@@ -242,7 +227,7 @@ static int j_prepare(int fd, const char *path, off_t *size, const char **msg)
     return (*msg = "corrupt record before the end", -1);
   if (h == 1) {   /* new, or the header itself was torn */
     uh_journal_make_header(hdr);
-    if (ftruncate(fd, 0) != 0 || j_writeall(fd, hdr, sizeof hdr) != 0 ||
+    if (ftruncate(fd, 0) != 0 || uh_write_all(fd, hdr, sizeof hdr) != 0 ||
         fdatasync(fd) != 0 || j_fsync_dir(path) != 0)
       return (*msg = "create", -1);
     *size = UH_JOURNAL_HDRLEN;
@@ -342,7 +327,7 @@ static int journal_append(lua_State *L)
     msgpack_sbuffer_destroy(&sb);
     return luaL_error(L, "journal: %s", err[0] ? err : "out of memory");
   }
-  if (j_writeall(j->fd, sb.data, sb.size) != 0 || fdatasync(j->fd) != 0) {
+  if (uh_write_all(j->fd, sb.data, sb.size) != 0 || fdatasync(j->fd) != 0) {
     saved = errno;
     /* Undo a partial record so the next append follows good data; after
      * a failed fdatasync the page cache cannot be trusted at all. */

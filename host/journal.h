@@ -1,4 +1,4 @@
-/* The durable upgrade journal (SPEC §7): one file per addon, appended
+/* The durable upgrade journal (docs/contract.md §7): one file per addon, appended
  * and fdatasynced before each change, replayed after a crash.
  *
  * Layout (all integers big-endian):

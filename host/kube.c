@@ -2,26 +2,22 @@
 #include "kube.h"
 #include "kubeconfig.h"
 #include "luax.h"
+#include "os.h"
 
 #include <errno.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <sys/wait.h>
 #include <curl/curl.h>
 #include <lauxlib.h>
 
-extern char **environ;
 
 #define CLIENT_MT "uphook.kube.client"
 #define BODY_MAX ((size_t)256 << 20)    /* one response */
 #define LINE_MAX_BYTES ((size_t)64 << 20) /* one watch event */
 #define CONNECT_MS 10000L
 #define MAX_ATTEMPTS 6
-#define ARGV_MAX 64
 
 typedef struct buf {
   char *p;
@@ -39,24 +35,6 @@ typedef struct client {
 } client;
 
 /* ---- small helpers ---- */
-
-static double now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_s(double s)
-{
-  struct timespec ts;
-  if (!(s > 0))
-    return;
-  ts.tv_sec = (time_t)s;
-  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-    ;
-}
 
 static int buf_add(buf *b, const char *p, size_t n)
 {
@@ -277,17 +255,17 @@ static int client_request(lua_State *L)
   luaL_argcheck(L, timeout > 0, 6, "timeout must be positive");
   if (!(h = handle(c, &c->h)))
     return luaL_error(L, "libcurl initialisation failed");
-  deadline = now_s() + timeout;
+  deadline = uh_monotonic() + timeout;
   for (int attempt = 1;; attempt++) {
-    double left = deadline - now_s(), d;
+    double left = deadline - uh_monotonic(), d;
     long status = 0;
     CURLcode rc = perform(c, h, &r, left > 0.001 ? (long)(left * 1000) : 1L,
                           &status);
     int again = rc == CURLE_OK ? retry_status(status) : retry_rc(rc, r.method);
     if (again && attempt < MAX_ATTEMPTS &&
-        now_s() + (d = backoff(h, attempt, rc == CURLE_OK ? status : 0))
+        uh_monotonic() + (d = backoff(h, attempt, rc == CURLE_OK ? status : 0))
         < deadline) {
-      sleep_s(d);
+      uh_sleep(d);
       continue;
     }
     if (rc != CURLE_OK)
@@ -516,54 +494,6 @@ static int kube_connect(lua_State *L)
   return 1;
 }
 
-/* ---- process and clock helpers ---- */
-
-static int kube_now(lua_State *L)
-{
-  lua_pushnumber(L, now_s());
-  return 1;
-}
-
-static int kube_sleep(lua_State *L)
-{
-  double s = luaL_checknumber(L, 1);
-  luaL_argcheck(L, s >= 0 && s < 86400, 1, "seconds out of range");
-  sleep_s(s);
-  return 0;
-}
-
-/* run(argv) -> exit code (128+signal when killed) | nil, msg.  No shell:
- * argv[1] is looked up in PATH and executed with the others. */
-static int kube_run(lua_State *L)
-{
-  const char *argv[ARGV_MAX + 1];
-  lua_Integer n;
-  pid_t pid;
-  int st, e;
-  luaL_checktype(L, 1, LUA_TTABLE);
-  n = luaL_len(L, 1);
-  luaL_argcheck(L, n >= 1 && n <= ARGV_MAX, 1, "1 to 64 strings expected");
-  for (lua_Integer i = 1; i <= n; i++) {
-    lua_geti(L, 1, i);
-    argv[i - 1] = lua_tostring(L, -1);
-    luaL_argcheck(L, argv[i - 1] != NULL, 1, "argv must hold strings");
-    lua_pop(L, 1);              /* the table still holds the string */
-  }
-  argv[n] = NULL;
-  fflush(stdout);
-  fflush(stderr);
-  e = posix_spawnp(&pid, argv[0], NULL, NULL, (char *const *)argv, environ);
-  if (e != 0) {
-    errno = e;
-    return luaL_fileresult(L, 0, argv[0]);
-  }
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR)
-      return luaL_fileresult(L, 0, argv[0]);
-  lua_pushinteger(L, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-  return 1;
-}
-
 static const luaL_Reg client_methods[] = {
   { "__close", client_close },
   { "__gc", client_close },
@@ -579,9 +509,6 @@ static const luaL_Reg client_methods[] = {
 
 static const luaL_Reg kube_funcs[] = {
   { "connect", kube_connect },
-  { "now", kube_now },
-  { "run", kube_run },
-  { "sleep", kube_sleep },
   { NULL, NULL }
 };
 

@@ -1,6 +1,6 @@
 /* Kubeconfig discovery and parsing for the Kubernetes REST client.
  *
- * The file is found as SPEC §1 says (--kubeconfig, then
+ * The file is found as docs/contract.md §1 says (--kubeconfig, then
  * $SNAP_DATA/credentials/client.config, then the first existing entry of
  * $KUBECONFIG, then ~/.kube/config) and read with libyaml.  Only the
  * current context matters: its cluster (server, CA, insecure flag) and

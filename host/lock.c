@@ -1,16 +1,16 @@
 /* The node lock shared with `microk8s enable/disable`: lockf on
- * $SNAP_DATA/var/lock/.microk8s-addon-lock (SPEC §7).
+ * $SNAP_DATA/var/lock/.microk8s-addon-lock (docs/contract.md §7).
  *
  * Lua: sys.lock(path, wait_seconds) -> lock | nil, message, "locked"
  *      lock:release()   (also __gc / __close) */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <lua.h>
 #include <lauxlib.h>
 #include "sys.h"
+#include "os.h"
 
 #define LOCK_MT "uphook.lock"
 
@@ -25,12 +25,6 @@ static int lock_release(lua_State *L)
     k->fd = -1;
   }
   return 0;
-}
-
-static void nap(void)
-{
-  struct timespec ts = { 0, 100 * 1000 * 1000 };
-  nanosleep(&ts, NULL);
 }
 
 int sys_lock(lua_State *L)
@@ -56,7 +50,7 @@ int sys_lock(lua_State *L)
       lua_pushliteral(L, "locked");
       return 3;
     }
-    nap();
+    uh_sleep(0.1);
   }
   k = lua_newuserdatauv(L, sizeof *k, 0);
   k->fd = fd;

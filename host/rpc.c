@@ -10,21 +10,7 @@
 #include <msgpack.h>
 #include "mpack.h"
 #include "rpc.h"
-#include "sandbox.h"
-
-static int write_all(int fd, const char *p, size_t n)
-{
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
+#include "os.h"
 
 /* Header and body in one writev when the pipe takes it all (the usual
  * case), else the rest piece by piece. */
@@ -39,9 +25,9 @@ static int write_frame(int fd, const unsigned char hdr[4], const char *buf,
   if (w < 0)
     return -1;
   if ((size_t)w < 4)
-    return write_all(fd, (const char *)hdr + w, 4 - (size_t)w)
-           || write_all(fd, buf, len);
-  return write_all(fd, buf + (w - 4), len - ((size_t)w - 4));
+    return uh_write_all(fd, (const char *)hdr + w, 4 - (size_t)w)
+           || uh_write_all(fd, buf, len);
+  return uh_write_all(fd, buf + (w - 4), len - ((size_t)w - 4));
 }
 
 int uh_rpc_send_raw(int fd, const char *buf, size_t len, char *err,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <lua.h>
 #include <lauxlib.h>
+#include "os.h"
 #include "sys.h"
 
 #define MAX_READ (256u << 20)
@@ -203,14 +204,46 @@ static int sys_mkdirs(lua_State *L)
   return 1;
 }
 
+/* now() -> CLOCK_MONOTONIC seconds: the engine's deadlines. */
+static int sys_now(lua_State *L)
+{
+  lua_pushnumber(L, uh_monotonic());
+  return 1;
+}
+
 /* A real sleep, interrupted by nothing but the end of the time. */
 static int sys_sleep(lua_State *L)
 {
   double s = luaL_checknumber(L, 1);
-  struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-    ;
+  luaL_argcheck(L, s >= 0 && s < 86400, 1, "seconds out of range");
+  uh_sleep(s);
   return 0;
+}
+
+#define ARGV_MAX 64
+
+/* run(argv) -> exit code (128+signal when killed) | nil, msg.  No shell:
+ * argv[1] is looked up in PATH and executed with the others. */
+static int sys_run(lua_State *L)
+{
+  const char *argv[ARGV_MAX + 1];
+  lua_Integer n;
+  int code;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  n = luaL_len(L, 1);
+  luaL_argcheck(L, n >= 1 && n <= ARGV_MAX, 1, "1 to 64 strings expected");
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, 1, i);
+    argv[i - 1] = lua_tostring(L, -1);
+    luaL_argcheck(L, argv[i - 1] != NULL, 1, "argv must hold strings");
+    lua_pop(L, 1);              /* the table still holds the string */
+  }
+  argv[n] = NULL;
+  code = uh_run(argv);
+  if (code < 0)
+    return luaL_fileresult(L, 0, argv[0]);
+  lua_pushinteger(L, code);
+  return 1;
 }
 
 static int sys_getenv(lua_State *L)
@@ -247,15 +280,8 @@ static int sys_fdwrite(lua_State *L)
   int fd = (int)luaL_checkinteger(L, 1);
   size_t n;
   const char *p = luaL_checklstring(L, 2, &n);
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return fail(L, "write", "pipe");
-    p += w;
-    n -= (size_t)w;
-  }
+  if (uh_write_all(fd, p, n) != 0)
+    return fail(L, "write", "pipe");
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -320,12 +346,14 @@ static const luaL_Reg sys_funcs[] = {
   { "lock", sys_lock },
   { "mkdirs", sys_mkdirs },
   { "mkdtemp", sys_mkdtemp },
+  { "now", sys_now },
   { "nproc", sys_nproc },
   { "pid", sys_pid },
   { "pipe", sys_pipe },
   { "read", sys_read },
   { "realpath", sys_realpath },
   { "rmtree", sys_rmtree },
+  { "run", sys_run },
   { "sleep", sys_sleep },
   { "waitpid", sys_waitpid },
   { "wall", sys_wall },

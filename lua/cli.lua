@@ -1,5 +1,5 @@
 --- uphook.cli: what each command does, given the options host/cli.c
---- parsed. Exit codes are SPEC §1's.
+--- parsed. Exit codes are docs/contract.md §1's.
 local engine = require "uphook.engine"
 local offline = require "uphook.offline"
 local plan = require "uphook.plan"
@@ -225,7 +225,7 @@ local COMMANDS = {
 ---@param o table options from host/cli.c
 ---@return integer exit code
 function M.main(o)
-  local c = offline.modules()
+  local c = require("uphook.cfamilies").load()
   local report = new_report(o, c)
   for _, w in ipairs(o.warnings or {}) do
     if o.verbosity > 0 then report:log("warn", w) end

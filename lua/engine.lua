@@ -1,4 +1,4 @@
---- uphook.engine: the phases of one upgrade (SPEC §3), the same for the
+--- uphook.engine: the phases of one upgrade (docs/contract.md §3), the same for the
 --- live cluster, `--offline` and `uphook test`.
 ---
 --- load -> detect (only without state) -> range check -> check ->
@@ -11,7 +11,7 @@ local state = require "uphook.state"
 
 local M = {}
 
--- exit codes (SPEC §1)
+-- exit codes (docs/contract.md §1)
 M.OK, M.FAILED, M.USAGE, M.NOHOOK, M.EARLY, M.LOCKED, M.STUCK =
   0, 1, 2, 3, 4, 5, 6
 
@@ -19,7 +19,7 @@ local Run = {}
 Run.__index = Run
 
 function Run:remaining()
-  return math.max(0, self.deadline - self.c.sandbox.now())
+  return math.max(0, self.deadline - self.c.sys.now())
 end
 
 --- A failure that ends the run with `code`.
@@ -154,7 +154,7 @@ end
 
 local function handler(run)
   return function(name, args)
-    if run.c.sandbox.interrupted() then
+    if run.c.broker.interrupted() then
       error("interrupted by a signal", 0)
     end
     local ok, r1, r2, r3 = pcall(prims.dispatch, run, name, args)
@@ -168,7 +168,7 @@ function Run:call_phase(name, ctx)
   self.phase = name
   local ok, value, kind, trace = self.child:run(name, ctx, self.handler)
   if ok then return value end
-  if self.c.sandbox.interrupted() then
+  if self.c.broker.interrupted() then
     kind, value = "interrupted", "interrupted by a signal during " .. name
   end
   self.trace = trace
@@ -190,7 +190,7 @@ local function load_hook(run, o)
   local conf = { source = o.source, chunkname = o.chunkname,
     memory_limit = o.memory_limit, deadline = run.deadline,
     timeout = o.timeout }
-  local child, err = (o.spawn or run.c.sandbox.spawn)(conf)
+  local child, err = (o.spawn or run.c.broker.spawn)(conf)
   if not child then stop(M.EARLY, err) end
   run.child = child
   run.phase = "load"
@@ -269,7 +269,7 @@ local function new_run(o)
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
     entries = {}, records = {}, calls = {}, planned = {}, deleted = {}, phase = "load",
     changed = false, clock_wall = o.clock_wall, pid = o.pid }, Run)
-  run.deadline = o.c.sandbox.now() + (o.timeout or 900)
+  run.deadline = o.c.sys.now() + (o.timeout or 900)
   run.crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "")
   run.handler = handler(run)
   return run
@@ -277,20 +277,20 @@ end
 
 --- Undo every journaled change; true when all of it was undone.
 local function undo_all(run, announce)
-  run.c.sandbox.rolling_back(true)
+  run.c.broker.rolling_back(true)
   if announce then
     run.report:info(string.format("Rolling back %d change%s...",
       #run.records, #run.records == 1 and "" or "s"))
     -- test-only: the rollback waits (at most 60 s) until the file this
     -- names exists, so a test can show that a second ^C cannot stop it
     local gate = run.c.sys.getenv("UPHOOK_TEST_ROLLBACK_GATE")
-    local t0 = run.c.sandbox.now()
-    while gate and not run.c.sys.read(gate) and run.c.sandbox.now() - t0 < 60 do
+    local t0 = run.c.sys.now()
+    while gate and not run.c.sys.read(gate) and run.c.sys.now() - t0 < 60 do
       run.c.sys.sleep(0.05)
     end
   end
   local ok, problems, restored = rollback.undo(run, run.records)
-  run.c.sandbox.rolling_back(false)
+  run.c.broker.rolling_back(false)
   run.restored = restored
   if not ok then
     run.problems = problems
@@ -320,7 +320,7 @@ end
 ---@return integer code, table run
 function M.run(o)
   local run = new_run(o)
-  local t0 = o.c.sandbox.now()
+  local t0 = o.c.sys.now()
   local ok, code = pcall(body, run, o)
   if ok then
     rollback.finish(run)
@@ -331,7 +331,7 @@ function M.run(o)
     if o.release then o.release(run.child) else run.child:close() end
   end
   state.unlock(run)
-  run.elapsed = o.c.sandbox.now() - t0
+  run.elapsed = o.c.sys.now() - t0
   return code, run
 end
 

@@ -14,8 +14,8 @@ local M = {}
 function M.load(c, path, name, keep)
   local src, err = c.sys.read(path)
   if not src then return nil, err or (path .. ": no such file") end
-  local child, serr = c.sandbox.spawn { source = src, chunkname = "@" .. path,
-    timeout = 10, deadline = c.sandbox.now() + 10 }
+  local child, serr = c.broker.spawn { source = src, chunkname = "@" .. path,
+    timeout = 10, deadline = c.sys.now() + 10 }
   if not child then return nil, serr end
   local dir = c.sys.realpath(path:match("^(.*)/[^/]*$") or ".")
   local run = { phase = "load", roots = { addon = dir }, fs = c.fs,

@@ -45,21 +45,23 @@ local function raise(e) error(e, 0) end
 local Live = {}
 Live.__index = Live
 
----Connect to the cluster of the kubeconfig SPEC §1 names.
+---Connect to the cluster of the kubeconfig docs/contract.md §1 names.
 ---@param o table options of lua/cli.lua (kubeconfig, snap_data, timeout)
 ---@param c table the C families (c.json; c.kube when registered)
 ---@param report? table
 ---@return LiveBackend|nil backend, string|nil err
 function M.connect(o, c, report)
   local kube = c.kube or require "uphook.c.kube"
+  local sys = c.sys or require "uphook.c.sys"
   local client, err = kube.connect { kubeconfig = o.kubeconfig,
     snap_data = o.snap_data, home = o.home,
     kubeconfig_env = o.kubeconfig_env }
   if not client then return nil, err end
-  local self = setmetatable({ name = "live", kube = kube, client = client,
+  local self = setmetatable({ name = "live", kube = kube, sys = sys,
+    client = client,
     json = c.json, null = c.json.null, report = report,
     request_timeout = o.request_timeout or M.REQUEST_TIMEOUT,
-    deadline = kube.now() + (o.timeout or 900),
+    deadline = sys.now() + (o.timeout or 900),
     snapctl = o.snapctl or os.getenv("UPHOOK_SNAPCTL") or "snapctl",
     discoveries = 0 }, Live)
   return self
@@ -68,7 +70,7 @@ end
 --- Requests ----------------------------------------------------------------
 
 function Live:_timeout()
-  local left = self.deadline - self.kube.now()
+  local left = self.deadline - self.sys.now()
   return math.max(1, math.min(self.request_timeout, left))
 end
 
@@ -431,7 +433,7 @@ function Live:_stream(info, base, sel, rv, left, offer)
   end)
   if err then raise(err) end
   if ok == nil then
-    self.kube.sleep(math.min(0.2, math.max(0, left)))   -- relist
+    self.sys.sleep(math.min(0.2, math.max(0, left)))   -- relist
   elseif ok == false and st ~= 200 and st ~= 410 then
     raise(self:_status_error(st, text, "GET", path))
   end
@@ -471,10 +473,10 @@ end
 --- Clock and services --------------------------------------------------------
 
 ---Monotonic seconds.
-function Live:now() return self.kube.now() end
+function Live:now() return self.sys.now() end
 
 ---Sleep (really).
-function Live:sleep(seconds) self.kube.sleep(math.max(0, seconds)) end
+function Live:sleep(seconds) self.sys.sleep(math.max(0, seconds)) end
 
 ---snapctl restart microk8s.daemon-<...>; $UPHOOK_SNAPCTL may name a
 ---stand-in command.
@@ -482,7 +484,7 @@ function Live:restart(service)
   assert(type(service) == "string", "restart: service must be a string")
   local unit = service == "kubelite" and "microk8s.daemon-kubelite"
     or service
-  local code, err = self.kube.run { self.snapctl, "restart", unit }
+  local code, err = self.sys.run { self.snapctl, "restart", unit }
   if code == nil then
     error(string.format("cannot restart %s: cannot run %s: %s", unit,
       self.snapctl, tostring(err)), 0)

@@ -1,23 +1,9 @@
---- uphook.offline: the pieces `--offline` and `uphook test` share: the C
---- families, a mock cluster seeded from fixture objects, and mocked
---- transfers that still go through the real checksum-and-cache code.
+--- uphook.offline: the pieces `--offline` and `uphook test` share: a mock
+--- cluster seeded from fixture objects, and mocked transfers that still go
+--- through the real checksum-and-cache code.
 local cluster = require "uphook.mock.cluster"
 
 local M = {}
-
-local loaded
----The C families, loaded once.
-function M.modules()
-  if loaded then return loaded end
-  local c = {}
-  for _, n in ipairs { "argsfile", "fs", "hash", "http", "journal", "json",
-                       "kube", "sandbox", "sys", "yaml" } do
-    local ok, m = pcall(require, "uphook.c." .. n)
-    if ok then c[n] = m end
-  end
-  loaded = c
-  return c
-end
 
 ---Deep copy (fixtures are decoded once and copied into each cluster).
 local function copy(v, null)

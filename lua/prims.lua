@@ -1,4 +1,4 @@
---- uphook.prims: the broker side of every hook primitive (SPEC §4).
+--- uphook.prims: the broker side of every hook primitive (docs/contract.md §4).
 ---
 --- Each handler runs in the trusted parent. Policy is here, once, for
 --- every backend: argument checks, permissions, the read-only rule of

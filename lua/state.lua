@@ -1,4 +1,4 @@
---- uphook.state: addon state and the cluster-wide lock (SPEC §7).
+--- uphook.state: addon state and the cluster-wide lock (docs/contract.md §7).
 ---
 --- State is the ConfigMap uphook-<addon> in kube-system (data: version,
 --- params as YAML, history as YAML: the last 10 upgrades). The lock is

@@ -1,4 +1,4 @@
---- uphook.test: the hook-test harness (SPEC §6).
+--- uphook.test: the hook-test harness (docs/contract.md §6).
 ---
 ---     local t = require "uphook.test"
 ---     t.case("1.1.0 -> 1.4.2", function()
@@ -213,20 +213,20 @@ local function faulty(env, backend, c)
     if root then check("config.install", nil, nil, root .. ":" .. rel) end
     return c.fs.install(src, dir, rel, mode)
   end
-  -- the engine brackets its rollback with sandbox.rolling_back(true/false):
+  -- the engine brackets its rollback with broker.rolling_back(true/false):
   -- from then on (the undo, the Lease release) no fault fires
-  local sandbox = setmetatable({ rolling_back = function(on)
+  local broker = setmetatable({ rolling_back = function(on)
     if on then env.rolling_back = true end
-    return c.sandbox.rolling_back(on)
-  end }, { __index = c.sandbox })
-  local cc = setmetatable({ fs = fs, sandbox = sandbox }, { __index = c })
+    return c.broker.rolling_back(on)
+  end }, { __index = c.broker })
+  local cc = setmetatable({ fs = fs, broker = broker }, { __index = c })
   return b, cc
 end
 
 local Env = {}
 Env.__index = Env
 
----A fresh mock world for one hook run (SPEC §6).
+---A fresh mock world for one hook run (docs/contract.md §6).
 ---@param o {addon:string, cluster?:string, state?:table, args?:table,
 ---  downloads?:table, files?:table, plan_fetch?:boolean, hostname?:string,
 ---  timeout?:number, memory_limit?:integer}
@@ -311,7 +311,7 @@ local function spawn(conf)
     return c
   end
   if c then c:close() end
-  pool.child, pool.uses = C.sandbox.spawn(conf), 0
+  pool.child, pool.uses = C.broker.spawn(conf), 0
   return pool.child
 end
 
@@ -608,7 +608,7 @@ function M.main(o, c)
   for _, p in ipairs(paths) do find_tests(p, files) end
   local jobs = o.jobs or c.sys.nproc()
   local results, np, nf, ns = M.run(files, {
-    filter = o.filter, clock = c.sandbox.now, after_case = cleanup,
+    filter = o.filter, clock = c.sys.now, after_case = cleanup,
     jobs = jobs, sys = c.sys, json = c.json,
     before_fork = function()     -- a worker must not share the child
       if pool.child then pool.child:close(); pool.child = nil end

@@ -1,4 +1,4 @@
---- manifest: load an addon's Kubernetes manifests and edit them (SPEC §5).
+--- manifest: load an addon's Kubernetes manifests and edit them (docs/contract.md §5).
 ---
 --- ```lua
 --- local manifest = require "manifest"

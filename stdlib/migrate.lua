@@ -1,4 +1,4 @@
---- migrate: run version-to-version migration steps in order (SPEC §5).
+--- migrate: run version-to-version migration steps in order (docs/contract.md §5).
 ---
 --- ```lua
 --- local migrate = require "migrate"
@@ -24,7 +24,7 @@
 ---   is "no path" and an error, never skipped silently. Cover versions that
 ---   need no work with a range `from` (or a step with an empty function).
 --- * The whole path is computed before the first step runs, so "no path"
----   fails before anything changes (SPEC exit 4). The error lists the
+---   fails before anything changes (exit 4, docs/contract.md §1). The error lists the
 ---   known steps.
 --- * `ctx.from == ctx.to` runs nothing. Downgrades have no path.
 --- * Each step is logged with `log.step("migrate %s -> %s", current, to)`

@@ -1,4 +1,4 @@
---- retry: call a function again when it fails (SPEC §5).
+--- retry: call a function again when it fails (docs/contract.md §5).
 ---
 --- ```lua
 --- local retry = require "retry"

@@ -1,4 +1,4 @@
---- semver: Semantic Versioning 2.0 versions and npm-style ranges (SPEC §5).
+--- semver: Semantic Versioning 2.0 versions and npm-style ranges (docs/contract.md §5).
 ---
 --- ```lua
 --- local semver = require "semver"

@@ -1,8 +1,8 @@
 ---@meta
 --- uphook hook environment: LuaLS definitions (`---@meta`, never run).
 ---
---- The globals an `upgrade.lua` hook sees (SPEC §3, §4), as the sandbox
---- builds them (host/sandbox.c) and the broker implements them
+--- The globals an `upgrade.lua` hook sees (docs/contract.md §3, §4), as the sandbox
+--- builds them (host/child.c) and the broker implements them
 --- (lua/prims.lua). Installed to `$(PREFIX)/share/uphook/meta/`; point
 --- lua-language-server's `workspace.library` there (docs/luarc.json).
 ---
@@ -11,7 +11,7 @@
 ---
 --- Besides these, a hook has the Lua standard library minus everything
 --- that reaches the outside world. Exactly these names (the allow list
---- of host/sandbox.c; checked by the same test):
+--- of host/child.c; checked by the same test):
 -- allow basic: _G _VERSION assert collectgarbage error getmetatable ipairs load next pairs pcall rawequal rawget rawlen rawset require select setmetatable tonumber tostring type xpcall
 -- allow string: byte char find format gmatch gsub len lower match pack packsize rep reverse sub unpack upper
 -- allow table: concat insert move pack remove sort unpack
@@ -111,7 +111,7 @@
 ---@field default? string the value when neither saved state nor the command line gives one
 ---@field choices? string[] the only values accepted (others: exit 2)
 
----What `upgrade.lua` returns (SPEC §3). The host checks it on load: a
+---What `upgrade.lua` returns (docs/contract.md §3). The host checks it on load: a
 ---missing or mistyped field is exit 4 naming the field.
 ---@class uphook.Hook
 ---@field version string the version this hook installs (semver)

@@ -1,7 +1,7 @@
 -- hostpath-storage: upgrade the hostpath provisioner to 1.6.0.
 --
 -- What changed between the versions this hook upgrades (the manifests
--- are in ../shared/corpus/addons/hostpath-storage):
+-- are in tests/data/corpus/addons/hostpath-storage):
 --   1.1.0  the image cdkbot/hostpath-provisioner-$ARCH became the
 --          multi-arch cdkbot/hostpath-provisioner; RBAC gained endpoints
 --          (leader election).
@@ -106,7 +106,7 @@ local function given(ctx, name)
   return false
 end
 
--- --reset-params: start again from the defaults (SPEC §3), so neither
+-- --reset-params: start again from the defaults (docs/contract.md §3), so neither
 -- the saved parameters nor the live class count.
 local function reset(ctx)
   for _, a in ipairs(ctx.args or {}) do

@@ -1,4 +1,4 @@
---- uphook.mock.clock: a mock clock for the offline backend (SPEC §6).
+--- uphook.mock.clock: a mock clock for the offline backend (docs/contract.md §6).
 ---
 --- Time is a number of mock seconds. `sleep` and `advance` move it
 --- forward instantly and run the events scheduled on the way, in time

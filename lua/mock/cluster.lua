@@ -833,7 +833,7 @@ local function node_info(n)
     unschedulable = validate.get(n, "spec", "unschedulable") == true }
 end
 
----Nodes in the shape of SPEC §4 nodes.list(), sorted by name.
+---Nodes in the shape of docs/contract.md §4 nodes.list(), sorted by name.
 ---@return table[]
 ---Is this kind namespaced? nil when the cluster does not know it.
 ---@param apiVersion string|nil

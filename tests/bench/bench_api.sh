@@ -32,14 +32,6 @@ PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
 [ -n "$PORT" ] || { echo "the fake API server did not start"; exit 1; }
 KC=$SRV/kubeconfig
 
-UH=$UPHOOK
-printf 'local t = require "uphook.test"\nt.case("kube", function()\n  assert(pcall(require, "uphook.c.kube"))\nend)\n' \
-  >"$TMP/probe_test.lua"
-if ! "$UPHOOK" test "$TMP/probe_test.lua" >/dev/null 2>&1 &&
-   [ -x "$ROOT/$BUILD/tests/test_kube" ]; then
-  UH="$ROOT/$BUILD/tests/test_kube --uphook"
-  echo "($UPHOOK lacks uphook.c.kube: measuring $BUILD/tests/test_kube --uphook, the same code)"
-fi
 
 kc() { HOME=$TMP/home KUBECONFIG=$KC kubectl --cache-dir "$TMP/kcache" "$@"; }
 
@@ -75,7 +67,7 @@ cp "$TMP/applied.yaml" "$ADDONS/addons/bench/applied.yaml"
 
 uphook_once() {
   SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home \
-    $UH --kubeconfig "$KC" --addons "$ADDONS" --state-dir "$TMP/state" \
+    "$UPHOOK" --kubeconfig "$KC" --addons "$ADDONS" --state-dir "$TMP/state" \
     -q upgrade bench >"$TMP/uh.out" 2>&1 || { cat "$TMP/uh.out"; exit 1; }
 }
 kubectl_once() {
@@ -108,7 +100,7 @@ median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a
 mu=$(median "$TMP/uh.times")
 mk=$(median "$TMP/kc.times")
 reset_state
-/usr/bin/time -v -o "$TMP/rss" sh -c "SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home $UH --kubeconfig $KC --addons $ADDONS --state-dir $TMP/state -q upgrade bench" >/dev/null 2>&1
+/usr/bin/time -v -o "$TMP/rss" sh -c "SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home $UPHOOK --kubeconfig $KC --addons $ADDONS --state-dir $TMP/state -q upgrade bench" >/dev/null 2>&1
 rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$TMP/rss")
 /usr/bin/time -v -o "$TMP/rss2" sh -c "HOME=$TMP/home KUBECONFIG=$KC kubectl --cache-dir $TMP/kcache get configmap cm1 -n default -o json" >/dev/null 2>&1
 krss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$TMP/rss2")

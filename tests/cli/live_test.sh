@@ -61,20 +61,9 @@ def get(kind, name, ns=None):
 print($1)"
 }
 
-# Which binary has uphook.c.kube: the real one once host/families.c
-# registers it, else the test entry of tests/unit/test_kube.c.
-UH=$UPHOOK
-printf 'local t = require "uphook.test"\nt.case("kube", function()\n  assert(pcall(require, "uphook.c.kube"))\nend)\n' \
-  >"$TMP/probe_test.lua"
-if ! "$UPHOOK" test "$TMP/probe_test.lua" >/dev/null 2>&1; then
-  if [ -x "$ROOT/$BUILD/tests/test_kube" ]; then
-    UH="$ROOT/$BUILD/tests/test_kube --uphook"
-    echo "# $UPHOOK lacks uphook.c.kube: using $BUILD/tests/test_kube --uphook"
-  fi
-fi
 
 # ------------------------------------------------------ backend (Lua) tests
-UPHOOK_FAKE_DIR=$SRV $UH test tests/lua/live_backend_test.lua >"$OUT" 2>&1
+UPHOOK_FAKE_DIR=$SRV "$UPHOOK" test tests/lua/live_backend_test.lua >"$OUT" 2>&1
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$OUT" | tail -n 1)
 grep -E '^(FAIL|not ok)' "$OUT" | head -n 20
 p=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
@@ -147,7 +136,7 @@ sleep 1     # let the fake's controller finish the seeded rollout
 
 run() {
   SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home \
-    timeout 120 $UH --kubeconfig "$KC" --addons "$ADDONS" \
+    timeout 120 "$UPHOOK" --kubeconfig "$KC" --addons "$ADDONS" \
     --state-dir "$TMP/state" "$@" >"$OUT" 2>&1
 }
 image() { objs "get('Deployment', 'demo', 'default')['spec']['template']['spec']['containers'][0]['image']"; }

@@ -1,7 +1,7 @@
 """The LuaLS stubs (docs/meta/) against the names uphook really registers.
 
 Sources of truth, each read from the code:
-  * host/sandbox.c: uh_sandbox_rpc_prims (the broker-backed primitives),
+  * host/child.c: uh_child_rpc_prims (the broker-backed primitives),
     the registry-only primitives (pushed as literals), the allow lists
     (base_kept, string_kept, ...) and what build_env adds;
   * host/luax.c, host/yaml.c, host/json.c: the pure yaml/json functions;
@@ -23,7 +23,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 FILES = {
-    "sandbox": "host/sandbox.c",
+    "child": "host/child.c",
     "luax": "host/luax.c",
     "yaml": "host/yaml.c",
     "json": "host/json.c",
@@ -82,8 +82,8 @@ def luaL_reg(text, name):
 def registered(paths):
     """What the sandbox gives a hook: {'rpc', 'registry', 'pure',
     'allow'} where allow maps a library ('basic' for globals) to names."""
-    sb = read(paths, "sandbox")
-    rpc = c_string_array(sb, "uh_sandbox_rpc_prims")
+    sb = read(paths, "child")
+    rpc = c_string_array(sb, "uh_child_rpc_prims")
     build = c_function_body(sb, "build_env")
     registry = set(re.findall(r'lua_pushliteral\(L, "(\w+\.\w+)"\)', build))
     # yaml and json: their luaL_Reg plus what uh_setnullarray adds
@@ -157,13 +157,13 @@ def compare(paths):
     reg, hs = registered(paths), handlers(paths)
     stub_names, stub_allow = stubs(paths)
     problems = []
-    problems += diff("broker", "uh_sandbox_rpc_prims + registry",
+    problems += diff("broker", "uh_child_rpc_prims + registry",
                      reg["rpc"] | reg["registry"], "lua/prims.lua H", hs)
     problems += diff("stubs", "the sandbox (rpc + pure)",
                      reg["rpc"] | reg["pure"], "docs/meta/uphook.lua",
                      stub_names)
     for lib in sorted(set(reg["allow"]) | set(stub_allow)):
-        problems += diff("allow " + lib, "host/sandbox.c",
+        problems += diff("allow " + lib, "host/child.c",
                          reg["allow"].get(lib, set()), "the stub's allow "
                          "line", stub_allow.get(lib, set()))
     have, t_stub, env, env_stub = test_api(paths)
@@ -246,10 +246,10 @@ def main():
     try:
         problems = compare(paths)
         if problems:
-            not_ok("stubs agree with sandbox.c, prims.lua and test.lua",
+            not_ok("stubs agree with child.c, prims.lua and test.lua",
                    problems)
         else:
-            ok("stubs agree with sandbox.c, prims.lua and test.lua")
+            ok("stubs agree with child.c, prims.lua and test.lua")
 
         uphook = os.environ.get("UPHOOK") or os.path.join(ROOT, "build",
                                                           "uphook")
@@ -272,7 +272,7 @@ def main():
 
         # Negative checks: one name added or removed on one side only.
         cases = [
-            ("a primitive added to uh_sandbox_rpc_prims only", "sandbox",
+            ("a primitive added to uh_child_rpc_prims only", "child",
              lambda s: s.replace('"kube.wait",', '"kube.wait", "kube.patch",',
                                  1), "kube.patch"),
             ("a handler added to lua/prims.lua only", "prims",
@@ -284,7 +284,7 @@ def main():
                                  " end", "", 1), "kube.get"),
             ("a stub function added", "stub",
              lambda s: s + "\nfunction net.upload(url) end\n", "net.upload"),
-            ("a library function allowed in the sandbox only", "sandbox",
+            ("a library function allowed in the sandbox only", "child",
              lambda s: s.replace('"byte", "char",', '"byte", "char", "dump",',
                                  1), "dump"),
             ("a global allowed in the stub only", "stub",

@@ -1,5 +1,5 @@
 /* The broker side of the broker-child protocol, fed by a compromised
- * child.  host/supervise.c is compiled into this file with kill() and
+ * child.  host/broker.c is compiled into this file with kill() and
  * waitpid() redirected to fakes, so that no process is forked: the
  * "child" is a memfd holding the fuzz input as the bytes the broker reads,
  * and what the broker writes goes to /dev/null.
@@ -60,7 +60,7 @@ static pid_t fake_waitpid(pid_t pid, int *st, int opt)
 
 #define kill fake_kill
 #define waitpid fake_waitpid
-#include "../../host/supervise.c"
+#include "../../host/broker.c"
 #undef kill
 #undef waitpid
 
@@ -168,8 +168,8 @@ static const char driver_src[] =
   "  planned = {}, deleted = {}, changed = false,\n"
   "  cache_dir = '/nonexistent/cache',\n"
   "  roots = roots, hostname = 'fuzz',\n"
-  "  c = { sandbox = { now = function() return 0 end,\n"
-  "                    interrupted = function() return false end } } }\n"
+  "  c = { sys = { now = function() return 0 end },\n"
+  "        broker = { interrupted = function() return false end } } }\n"
   "function run:remaining() return 0 end\n"
   "local function handler(name, args)\n"
   "  if type(name) ~= 'string' or type(args) ~= 'table' then\n"
@@ -233,7 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   const char *kind;
   if (!L) {
     L = uh_host_newstate(uh_families);
-    luaL_requiref(L, "uphook.c.sandbox", luaopen_uphook_sandbox, 0);
+    luaL_requiref(L, "uphook.c.broker", luaopen_uphook_broker, 0);
     lua_pop(L, 1);
     if (luaL_loadbufferx(L, driver_src, sizeof driver_src - 1, "=driver",
                          "t"))

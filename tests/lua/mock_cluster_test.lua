@@ -1,4 +1,4 @@
--- The mock cluster's fidelity: SPEC §6, issue 3 "Mock backend".
+-- The mock cluster's fidelity (docs/contract.md §6).
 local t = require "uphook.test"
 local cluster = require "uphook.mock.cluster"
 

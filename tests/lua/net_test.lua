@@ -2,7 +2,7 @@
 -- engine, against the mock transfers of t.env{downloads = ...} (which
 -- verify and cache with the live code, host/http.c's store).
 local t = require "uphook.test"
-local C = require("uphook.offline").modules()
+local C = require("uphook.cfamilies").load()
 
 local URL = "https://example.com/v2/tool"
 local BODY = "#!/bin/sh\necho tool 2.0\n"

@@ -1,5 +1,5 @@
 ---@meta uphook.test
---- uphook.test: the hook-test harness (SPEC §6), LuaLS definitions.
+--- uphook.test: the hook-test harness (docs/contract.md §6), LuaLS definitions.
 ---
 --- ```lua
 --- local t = require "uphook.test"
@@ -98,7 +98,7 @@ function t.deep_equal(a, b) end
 
 ---The result of `env:upgrade` or `env:plan`.
 ---@class uphook.test.Result
----@field code integer the exit code uphook would give (SPEC §1)
+---@field code integer the exit code uphook would give (docs/contract.md §1)
 ---@field error? string the error message when the run failed
 ---@field log string[] every line the hook logged, and errors
 ---@field plan table[] the recorded plan entries (`{type="kube", action=, kind=, name=, namespace=}`, `{type="file", ...}`, `{type="download", ...}`, `{type="restart", ...}`, `{type="step", ...}`, `{type="wait", ...}`)

@@ -1,7 +1,7 @@
 /* The hook child: a fresh Lua state with the sandboxed environment,
  * confined by host/confine.c, talking to the broker over two pipes. */
-#ifndef UH_SANDBOX_H
-#define UH_SANDBOX_H
+#ifndef UH_CHILD_H
+#define UH_CHILD_H
 #include <stddef.h>
 #include "confine.h"
 
@@ -18,12 +18,10 @@ struct uh_child_conf {
 
 /* Primitives that the child forwards to the broker: the one list of the
  * hook's world.  NULL-terminated "family.name" strings. */
-extern const char *const uh_sandbox_rpc_prims[];
+extern const char *const uh_child_rpc_prims[];
 
 /* Child entry point after fork: never returns. */
-void uh_sandbox_main(int rfd, int wfd, const struct uh_child_conf *conf)
+void uh_child_main(int rfd, int wfd, const struct uh_child_conf *conf)
   __attribute__((noreturn));
-
-double uh_monotonic(void);
 
 #endif

@@ -1,14 +1,20 @@
-/* The broker side of the two-process sandbox: fork the hook child, serve
- * its requests through an engine callback, enforce the deadline, and
- * turn a crash into an error that names the signal.
+/* The broker: the trusted parent's side of the two-process sandbox.  It
+ * forks the hook child (host/child.c), serves the child's requests
+ * through an engine callback, enforces the deadline, and turns a crash
+ * into an error that names the signal.
  *
- * Lua (trusted parent state): local sb = require "uphook.c.sandbox"
- *   sb.spawn{source=, chunkname=, memory_limit=bytes, deadline=, timeout=}
- *     -> child | nil, err
+ * Layering: C primitives (host/) below; the Lua engine (lua/) above
+ * them, in this trusted process; stdlib and hooks on top, in the child.
+ * Nothing imports upward: this file knows the engine only as the
+ * handler it is given.
+ *
+ * Lua (trusted parent state): local broker = require "uphook.c.broker"
+ *   broker.spawn{source=, chunkname=, memory_limit=bytes, deadline=,
+ *                timeout=}  -> child | nil, err
  *   child:loaded(handler)          -> true, descriptor | false, err, kind
  *   child:run(phase, ctx, handler) -> true, {results} | false, err, kind
  *   child:close()
- *   sb.now()  CLOCK_MONOTONIC seconds;  sb.interrupted() -> bool
+ *   broker.interrupted() -> bool;  broker.rolling_back(on)
  * handler(name, args) serves one primitive call; what it raises goes
  * back to the hook as an error.  kind is "error" (the hook raised),
  * "timeout", "crash", "protocol" or "interrupted". */
@@ -24,8 +30,9 @@
 #include <lauxlib.h>
 #include "luax.h"
 #include "rpc.h"
-#include "sandbox.h"
-#include "supervise.h"
+#include "broker.h"
+#include "child.h"
+#include "os.h"
 
 #define CHILD_MT "uphook.child"
 #define GRACE 1.0   /* seconds the child gets to report its own timeout */
@@ -121,7 +128,7 @@ static int fork_child(struct child *c, struct uh_child_conf *conf)
     signal(SIGINT, SIG_IGN);   /* the broker decides what a ^C means */
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    uh_sandbox_main(to[0], from[1], conf);
+    uh_child_main(to[0], from[1], conf);
   }
   close(to[0]);
   close(from[1]);
@@ -130,7 +137,7 @@ static int fork_child(struct child *c, struct uh_child_conf *conf)
   return 0;
 }
 
-static int sb_spawn(lua_State *L)
+static int broker_spawn(lua_State *L)
 {
   struct uh_child_conf conf;
   struct child *c;
@@ -375,30 +382,24 @@ static int child_pid(lua_State *L)
   return 1;
 }
 
-static int sb_now(lua_State *L)
-{
-  lua_pushnumber(L, uh_monotonic());
-  return 1;
-}
-
-static int sb_interrupted(lua_State *L)
+static int broker_interrupted(lua_State *L)
 {
   lua_pushboolean(L, uh_interrupted != 0);
   return 1;
 }
 
-static int sb_rolling_back(lua_State *L)
+static int broker_rolling_back(lua_State *L)
 {
   uh_rolling_back = lua_toboolean(L, 1);
   return 0;
 }
 
-static int sb_prims(lua_State *L)
+static int broker_prims(lua_State *L)
 {
   int i;
   lua_newtable(L);
-  for (i = 0; uh_sandbox_rpc_prims[i]; i++) {
-    lua_pushstring(L, uh_sandbox_rpc_prims[i]);
+  for (i = 0; uh_child_rpc_prims[i]; i++) {
+    lua_pushstring(L, uh_child_rpc_prims[i]);
     lua_rawseti(L, -2, i + 1);
   }
   return 1;
@@ -415,16 +416,15 @@ static const luaL_Reg child_methods[] = {
   { NULL, NULL }
 };
 
-static const luaL_Reg sb_funcs[] = {
-  { "interrupted", sb_interrupted },
-  { "now", sb_now },
-  { "prims", sb_prims },
-  { "rolling_back", sb_rolling_back },
-  { "spawn", sb_spawn },
+static const luaL_Reg broker_funcs[] = {
+  { "interrupted", broker_interrupted },
+  { "prims", broker_prims },
+  { "rolling_back", broker_rolling_back },
+  { "spawn", broker_spawn },
   { NULL, NULL }
 };
 
-int luaopen_uphook_sandbox(lua_State *L)
+int luaopen_uphook_broker(lua_State *L)
 {
   if (luaL_newmetatable(L, CHILD_MT)) {
     luaL_setfuncs(L, child_methods, 0);
@@ -432,6 +432,6 @@ int luaopen_uphook_sandbox(lua_State *L)
     lua_setfield(L, -2, "__index");
   }
   lua_pop(L, 1);
-  luaL_newlib(L, sb_funcs);
+  luaL_newlib(L, broker_funcs);
   return 1;
 }

@@ -1,6 +1,6 @@
-/* The broker side of the sandbox (see supervise.c). */
-#ifndef UH_SUPERVISE_H
-#define UH_SUPERVISE_H
+/* The broker: forks the hook child and serves it (see broker.c). */
+#ifndef UH_BROKER_H
+#define UH_BROKER_H
 #include <signal.h>
 #include <lua.h>
 
@@ -9,6 +9,6 @@ extern volatile sig_atomic_t uh_interrupted;
 /* Set while a rollback runs: a second ^C is then refused. */
 extern volatile sig_atomic_t uh_rolling_back;
 
-int luaopen_uphook_sandbox(lua_State *L);
+int luaopen_uphook_broker(lua_State *L);
 
 #endif

@@ -1,4 +1,4 @@
-/* The hook child (SPEC §8): a fresh Lua state whose environment is built
+/* The hook child (docs/contract.md §8): a fresh Lua state whose environment is built
  * from the allow list below, confined before any hook byte is parsed.
  * Everything that touches the world is a stub that asks the broker. */
 #include <stdlib.h>
@@ -14,7 +14,8 @@
 #include "json.h"
 #include "luax.h"
 #include "rpc.h"
-#include "sandbox.h"
+#include "child.h"
+#include "os.h"
 #include "yaml.h"
 
 /* ---- The allow list: the whole surface a hook sees, as data. ---- */
@@ -60,7 +61,7 @@ static const struct {
   { "coroutine", luaopen_coroutine, coroutine_kept },
 };
 
-const char *const uh_sandbox_rpc_prims[] = {
+const char *const uh_child_rpc_prims[] = {
   "addon.read", "config.args", "config.install", "config.read",
   "config.remove", "config.set_args", "config.write", "hash.file",
   "kube.apply", "kube.delete", "kube.get", "kube.list", "kube.rollout",
@@ -90,13 +91,6 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   if (p)
     a->used = a->used - osize + nsize;
   return p;
-}
-
-double uh_monotonic(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static const struct uh_child_conf *g_conf;
@@ -296,7 +290,7 @@ static void getsub(lua_State *L, int env, const char *family)
 static void add_stubs(lua_State *L, int env, int format_idx)
 {
   const char *const *p;
-  for (p = uh_sandbox_rpc_prims; *p; p++) {
+  for (p = uh_child_rpc_prims; *p; p++) {
     const char *dot = strchr(*p, '.');
     lua_pushlstring(L, *p, (size_t)(dot - *p));
     getsub(L, env, lua_tostring(L, -1));
@@ -627,7 +621,7 @@ static void take_reset(lua_State *L, int msg)
 
 static int confined;
 
-/* One hook run: returns (to uh_sandbox_main) only when a reset came. */
+/* One hook run: returns (to uh_child_main) only when a reset came. */
 static int child_main(lua_State *L)
 {
   char err[256];
@@ -674,7 +668,7 @@ static int child_panic(lua_State *L)
   _exit(4);
 }
 
-void uh_sandbox_main(int rfd, int wfd, const struct uh_child_conf *conf)
+void uh_child_main(int rfd, int wfd, const struct uh_child_conf *conf)
 {
   g_conf = conf;
   g_rfd = rfd;

@@ -1,0 +1,64 @@
+/* Operating-system services shared by the host (see os.h). */
+#include "os.h"
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+double uh_monotonic(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void uh_sleep(double s)
+{
+  struct timespec ts;
+  if (!(s > 0))
+    return;
+  ts.tv_sec = (time_t)s;
+  ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    ;
+}
+
+int uh_write_all(int fd, const void *buf, size_t n)
+{
+  const char *p = buf;
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return -1;
+    if (w == 0) {
+      errno = EIO;
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int uh_run(const char *const argv[])
+{
+  pid_t pid;
+  int st, e;
+  fflush(stdout);
+  fflush(stderr);
+  e = posix_spawnp(&pid, argv[0], NULL, NULL, (char *const *)argv, environ);
+  if (e != 0) {
+    errno = e;
+    return -1;
+  }
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR)
+      return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
