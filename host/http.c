@@ -342,7 +342,8 @@ static uh_err xfer_follow(xfer *x, char *cur, char *msg, size_t msglen)
   char why[512], *next = NULL;
   int plain, hop;
   uh_err rc;
-  if (uh_http_allowed(x->allow, cur, &plain, why, sizeof why) != UH_OK) {
+  if (uh_http_allowed(x->allow, cur, &plain, NULL, 0, why, sizeof why)
+      != UH_OK) {
     snprintf(msg, msglen, "%s: %s", cur, why);
     return UH_EDENIED;
   }
@@ -362,7 +363,8 @@ static uh_err xfer_follow(xfer *x, char *cur, char *msg, size_t msglen)
                x->url0, UH_HTTP_MAXREDIRS, cur, next);
       return UH_EDENIED;
     }
-    if (uh_http_allowed(x->allow, next, &plain, why, sizeof why) != UH_OK) {
+    if (uh_http_allowed(x->allow, next, &plain, NULL, 0, why,
+                        sizeof why) != UH_OK) {
       snprintf(msg, msglen, "redirect from %s to %s refused: %s", cur, next,
                why);
       return UH_EDENIED;
@@ -532,35 +534,6 @@ static const char *opt_string(lua_State *L, const char *key, size_t *len)
   return s;
 }
 
-static void opt_hosts(lua_State *L, const char *key, const char **list,
-                      size_t *n)
-{
-  *n = 0;
-  if (lua_getfield(L, 1, key) == LUA_TNIL) {
-    lua_pop(L, 1);
-    return;
-  }
-  if (!lua_istable(L, -1))
-    luaL_error(L, "option '%s' must be a table", key);
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {
-    const char *h = NULL;
-    if (lua_type(L, -2) == LUA_TSTRING)
-      h = lua_toboolean(L, -1) ? lua_tostring(L, -2) : NULL;
-    else if (lua_type(L, -1) == LUA_TSTRING)
-      h = lua_tostring(L, -1);
-    else
-      luaL_error(L, "option '%s' holds a non-string host", key);
-    if (h && *n == UH_HTTP_MAXHOSTS)
-      luaL_error(L, "option '%s' lists more than %d hosts", key,
-                 UH_HTTP_MAXHOSTS);
-    if (h)
-      list[(*n)++] = h;
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-}
-
 static void opt_numbers(lua_State *L, opts *o, uint64_t defmax)
 {
   int isnum = 0;
@@ -593,8 +566,8 @@ static void opts_read(lua_State *L, opts *o, const char *const *keys,
   o->body = opt_string(L, "body", &o->bodylen);
   o->file = opt_string(L, "file", NULL);
   opt_numbers(L, o, defmax);
-  opt_hosts(L, "hosts", o->allow.https, &o->allow.nhttps);
-  opt_hosts(L, "http_hosts", o->allow.http, &o->allow.nhttp);
+  uh_http_opt_hosts(L, 1, "hosts", o->allow.https, &o->allow.nhttps);
+  uh_http_opt_hosts(L, 1, "http_hosts", o->allow.http, &o->allow.nhttp);
   if ((p = opt_string(L, "progress", NULL)) != NULL) {
     if (strcmp(p, "tty") != 0 && strcmp(p, "json") != 0)
       luaL_error(L, "option 'progress' must be \"tty\" or \"json\"");
@@ -764,6 +737,7 @@ static int http_store(lua_State *L)
 }
 
 static const luaL_Reg http_funcs[] = {
+  { "allowed", uh_http_l_allowed },
   { "checksum_for", http_checksum_for },
   { "download", http_download },
   { "fetch", http_fetch },

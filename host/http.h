@@ -25,11 +25,24 @@ typedef struct uh_allow {
   size_t nhttp;
 } uh_allow;
 
-/* UH_OK when url's scheme and host pass the allow lists; *plain is set
+/* The URL permission rule, in its one home (host/http_allow.c).
+ * UH_OK when url's scheme and host pass the allow lists; *plain is set
  * to 1 when plain http is allowed for its host.  Otherwise UH_EDENIED
- * (or UH_EINVAL for an unparsable URL) with the reason in err. */
+ * (or UH_EINVAL for an unparsable URL) with the reason in err and, when
+ * declaring a permission would allow it, that permission in need
+ * ("net:<host>" or "net:http://<host>"; need may be NULL). */
 uh_err uh_http_allowed(const uh_allow *a, const char *url, int *plain,
-                       char *err, size_t errlen);
+                       char *need, size_t needlen, char *err, size_t errlen);
+
+/* Read the host list t[key] of the table at idx into list (the strings
+ * stay owned by the table).  Entries are list values or keys set to
+ * true.  Raises on a bad type or more than UH_HTTP_MAXHOSTS. */
+void uh_http_opt_hosts(lua_State *L, int idx, const char *key,
+                       const char **list, size_t *n);
+
+/* Lua: http.allowed(url, {hosts=, http_hosts=}) -> true, plain
+ * | false, reason, permission-or-nil. */
+int uh_http_l_allowed(lua_State *L);
 
 /* The process's one easy handle, curl_easy_reset() and set to the safe
  * defaults: TLS verification on (system CAs or ca_file), TLS >= 1.2,

@@ -62,7 +62,8 @@ local function detect(o, c, backend, r, a, report)
     roots = { addon = dir, args = files .. "/args", bin = files .. "/bin",
               state = (o.state_dir or (o.snap_common .. "/var/lib/uphook"))
                       .. "/addons/" .. a.name },
-    fs = c.fs, argsfile = c.argsfile, hash = c.hash, yaml = c.yaml,
+    fs = c.fs, argsfile = c.argsfile, hash = c.hash, http = c.http,
+    yaml = c.yaml,
     null = c.yaml.null, perms = {}, calls = {}, planned = {}, deleted = {},
     entries = {}, report = Report.new { capture = true } },
     { __index = { remaining = function() return 30 end } })

@@ -498,18 +498,8 @@ end
 
 --- downloads -----------------------------------------------------------
 
---- "https://Host:8443/x?q" -> "https", "host", "8443" (port nil when the
---- URL names none; host nil when it cannot be told, e.g. with userinfo).
-local function url_parts(url)
-  local scheme, auth = url:match("^(%a[%w+.-]*)://([^/?#]*)")
-  if not scheme then return nil end
-  local host, port = auth:match("^([%w%.%-]+):(%d+)$")
-  if not host then host = auth:match("^([%w%.%-]+)$") end
-  return scheme:lower(), host and host:lower(), port
-end
-
---- The hosts the hook declared, for the broker's redirect checks. Entries
---- are "host" (any port) or "host:port", as host/http.c matches them.
+--- The hosts the hook declared. Entries are "host" (any port) or
+--- "host:port"; "net:http://host" also allows plain http.
 local function allowed_hosts(run)
   local https, http = {}, {}
   for p in pairs(run.perms) do
@@ -523,27 +513,16 @@ local function allowed_hosts(run)
   return https, http
 end
 
---- The same rule host/http.c applies: "net:host" allows every port,
---- "net:host:port" that port; "net:http://host" allows http and https.
+--- May the hook reach url? The rule has one home, host/http_allow.c,
+--- which host/http.c applies again to every redirect target.
 local function need_net(run, url, fname)
   checktype(url, "string", 1, fname)
-  local scheme, host, port = url_parts(url)
-  if scheme ~= "https" and scheme ~= "http" then
-    error(string.format("%s: only https URLs are allowed, got %s", fname,
-      url), 0)
-  end
-  if not host then
-    error(string.format("%s: cannot tell the host of %s", fname, url), 0)
-  end
-  local function declared(base)
-    return run.perms[base .. host]
-      or (port and run.perms[base .. host .. ":" .. port])
-  end
-  if declared("net:http://") or (scheme == "https" and declared("net:")) then
-    return
-  end
-  need(run, (scheme == "http" and "net:http://" or "net:") .. host,
-    fname .. "(" .. url .. ")")
+  local https, http = allowed_hosts(run)
+  local ok, why, perm = run.http.allowed(url, { hosts = https,
+    http_hosts = http })
+  if ok then return end
+  if perm then need(run, perm, fname .. "(" .. url .. ")") end
+  error(string.format("%s(%s): %s", fname, url, why), 0)
 end
 
 local function check_max(opts, fname)

@@ -271,7 +271,7 @@ t.case("permissions: net:<host>, https only unless net:http://host", function()
     "net:sums.example")
   denied({ "--fetch=https://other.example/x" }, "net:other.example")
   local r = env():upgrade { "--sha256=" .. SUM, "--url=ftp://example.com/x" }
-  t.match(r.error, "only https URLs are allowed")
+  t.match(r.error, "scheme ftp is not allowed: only https URLs")
 end)
 
 t.case("permissions: declared http host and host:port are allowed", function()
@@ -384,4 +384,48 @@ t.case("check may fetch but not download", function()
   r = e:upgrade { "--sha256=" .. SUM, "--check=fetch" }
   t.eq(r.code, 0, r.error)
   t.eq(e.net.calls, { URL, URL })
+end)
+
+-- The URL rule has one home (host/http_allow.c): the engine's check of a
+-- hook's URL and host/http.c's check of each redirect are the same
+-- function. Each case goes through both, the engine (net.fetch in a hook
+-- declaring net:example.com, net:http://plain.example and
+-- net:mirror.example:8443) and C's http.allowed with the lists the engine
+-- derives, and both must give the expected verdict.
+t.case("one URL rule: the engine and http.allowed agree", function()
+  local hosts = { "example.com", "mirror.example:8443" }
+  local http = { "plain.example" }
+  local cases = {
+    { "https://example.com/v2/tool", true },
+    { "https://EXAMPLE.com:443/x", true },
+    { "https://user@example.com/x", true },
+    { "http://plain.example/x", true },
+    { "https://plain.example/x", true },
+    { "https://mirror.example:8443/x", true },
+    { "https://mirror.example/x", 'needs "net:mirror.example"' },
+    { "https://mirror.example:9443/x", 'needs "net:mirror.example"' },
+    { "https://example.com@evil.example/x", 'needs "net:evil.example"' },
+    { "https://example.com./x", 'needs "net:example.com."' },
+    { "https://[::1]/x", 'needs "net:%[::1%]"' },
+    { "http://example.com/x", 'needs "net:http://example.com"' },
+    { "ftp://example.com/x", "scheme ftp is not allowed" },
+    { "example.com/x", "not an absolute URL" },
+  }
+  for _, c in ipairs(cases) do
+    local url, want = c[1], c[2]
+    local e = env { downloads = { [url] = { body = "x" } } }
+    local r = e:upgrade { "--fetch=" .. url }
+    local ok, why = C.http.allowed(url, { hosts = hosts, http_hosts = http })
+    if want == true then
+      t.eq(r.code, 0, url .. ": " .. tostring(r.error))
+      t.eq(e.net.calls, { url })
+      t.eq(ok, true, url .. ": " .. tostring(why))
+    else
+      t.eq(r.code, 4, url)
+      t.match(r.error, want)
+      t.eq(e.net.calls, {}, url)
+      t.eq(ok, false, url)
+      t.match(why, (want:gsub('^needs "net:(.-)"$', "%1")))
+    end
+  end
 end)

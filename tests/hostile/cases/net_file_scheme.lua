@@ -1,2 +1,2 @@
--- expect: 4 only https
+-- expect: 4 scheme file is not allowed: only https URLs
 net.fetch("file:///etc/passwd")
