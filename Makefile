@@ -90,6 +90,7 @@ install: $(BUILD)/uphook
 	install -Dm755 $(BUILD)/uphook $(DESTDIR)$(PREFIX)/bin/uphook
 	install -Dm644 docs/meta/uphook.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook.lua
 	install -Dm644 docs/meta/uphook/test.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook/test.lua
+	install -Dm644 lua/semver.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook/semver.lua
 	install -m644 $(filter-out %_test.lua,$(wildcard stdlib/*.lua)) $(DESTDIR)$(PREFIX)/share/uphook/meta/
 	sed 's|/usr/local/share/uphook|$(PREFIX)/share/uphook|' docs/luarc.json \
 	  > $(DESTDIR)$(PREFIX)/share/uphook/luarc.json

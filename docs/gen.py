@@ -17,6 +17,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "docs", "reference.md")
 STDLIB = ["semver", "migrate", "manifest", "retry"]
+# where a stdlib module's annotated source lives when stdlib/ re-exports
+# an engine module
+STDLIB_SRC = {"semver": os.path.join("lua", "semver.lua")}
 HOOK_CLASSES = ["uphook.Hook", "uphook.Param", "uphook.Ctx"]
 
 
@@ -241,9 +244,11 @@ def render_hooks(out):
 def render_stdlib(out):
     out += ["## The standard library", ""]
     out += ["Pure Lua modules embedded in uphook; a hook loads them with "
-            "`require \"<name>\"`. Source: `stdlib/*.lua`.", ""]
+            "`require \"<name>\"`. Source: `stdlib/*.lua` (semver: "
+            "`lua/semver.lua`, which the engine shares).", ""]
     for mod in STDLIB:
-        intro, _, items = parse(os.path.join(ROOT, "stdlib", mod + ".lua"))
+        src = STDLIB_SRC.get(mod, os.path.join("stdlib", mod + ".lua"))
+        intro, _, items = parse(os.path.join(ROOT, src))
         out += ["### `%s`" % mod, ""]
         if intro and intro[0].startswith(mod + ":"):
             intro = [intro[0][len(mod) + 1:].strip()] + intro[1:]

@@ -1,5 +1,6 @@
-/* The hook child (docs/contract.md §8): a fresh Lua state whose environment is built
- * from the allow list below, confined before any hook byte is parsed.
+/* The hook child (docs/contract.md §8): a fresh Lua state whose
+ * environment is built from the allow list below, confined before any
+ * hook byte is parsed.
  * Everything that touches the world is a stub that asks the broker. */
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,22 @@ static void add_stubs(lua_State *L, int env, int format_idx)
 
 /* ---- require: the embedded stdlib, or a .lua file of the addon. ---- */
 
+/* Engine modules the stdlib builds on: pure Lua that requires nothing
+ * (stdlib/semver.lua hands on uphook.semver).  No other uphook.* module
+ * loads in the child. */
+static const char *const engine_shared[] = { "uphook.semver", NULL };
+
+static const struct uh_embedded *child_module(const char *name)
+{
+  const char *const *p;
+  if (strncmp(name, "uphook.", 7))
+    return uh_embedded_find(name);
+  for (p = engine_shared; *p; p++)
+    if (strcmp(name, *p) == 0)
+      return uh_embedded_find(name);
+  return NULL;
+}
+
 static int sb_require(lua_State *L)
 {
   const char *name = luaL_checkstring(L, 1);
@@ -318,7 +335,7 @@ static int sb_require(lua_State *L)
   if (lua_getfield(L, mods, name) != LUA_TNIL)
     return 1;                                   /* cached */
   lua_pop(L, 1);
-  e = strncmp(name, "uphook.", 7) ? uh_embedded_find(name) : NULL;
+  e = child_module(name);
   if (e) {
     if (luaL_loadbufferx(L, e->src, e->len, e->chunk, "t") != LUA_OK)
       return lua_error(L);
@@ -355,12 +372,13 @@ static void copy_kept(lua_State *L, int from, int to, const char *const *k)
   }
 }
 
+/* Each kept library as a fresh table of its kept functions.  [] -> [] */
 static void open_kept_libs(lua_State *L, int env, int G)
 {
   size_t i;
   for (i = 0; i < sizeof libs_kept / sizeof libs_kept[0]; i++) {
     luaL_requiref(L, libs_kept[i].name, libs_kept[i].open, 0);
-    lua_newtable(L);
+    lua_newtable(L);                        /* [lib, clean] */
     copy_kept(L, -2, lua_gettop(L), libs_kept[i].kept);
     if (strcmp(libs_kept[i].name, "string") == 0) {
       lua_getfield(L, -2, "rep");
@@ -368,15 +386,15 @@ static void open_kept_libs(lua_State *L, int env, int G)
       lua_setfield(L, -2, "rep");
       /* strings index the clean table; getmetatable("") hides the rest */
       lua_pushliteral(L, "");
-      lua_getmetatable(L, -1);
+      lua_getmetatable(L, -1);              /* [lib, clean, "", mt] */
       lua_pushvalue(L, -3);
-      lua_setfield(L, -2, "__index");
+      lua_setfield(L, -2, "__index");       /* mt.__index = clean */
       lua_pushliteral(L, "string");
       lua_setfield(L, -2, "__metatable");
-      lua_pop(L, 2);
+      lua_pop(L, 2);                        /* [lib, clean] */
     }
-    lua_setfield(L, env, libs_kept[i].name);
-    lua_pop(L, 1);
+    lua_setfield(L, env, libs_kept[i].name);  /* [lib] */
+    lua_pop(L, 1);                          /* [] */
   }
   (void)G;
 }
@@ -395,13 +413,15 @@ static void open_pure_libs(lua_State *L, int env)
   lua_pop(L, 1);
 }
 
+/* The hook's globals, built fresh from the allow lists above (never by
+ * filtering the real ones).  [] -> [] */
 static void build_env(lua_State *L)
 {
   int G, env;
   luaL_requiref(L, "_G", luaopen_base, 1);
-  G = lua_gettop(L);
+  G = lua_gettop(L);                        /* [G] */
   lua_newtable(L);
-  env = lua_gettop(L);
+  env = lua_gettop(L);                      /* [G, env] */
   copy_kept(L, G, env, base_kept);
   lua_pushliteral(L, LUA_VERSION);
   lua_setfield(L, env, "_VERSION");
@@ -419,9 +439,9 @@ static void build_env(lua_State *L)
   open_kept_libs(L, env, G);
   open_pure_libs(L, env);
   lua_getfield(L, env, "string");
-  lua_getfield(L, -1, "format");
+  lua_getfield(L, -1, "format");            /* [G, env, string, format] */
   add_stubs(L, env, lua_gettop(L));
-  lua_pop(L, 2);
+  lua_pop(L, 2);                            /* [G, env] */
   /* the broker-side module reader, kept out of the hook's reach */
   lua_pushliteral(L, "__uphook.require");
   lua_pushcclosure(L, stub_call, 1);
@@ -429,16 +449,16 @@ static void build_env(lua_State *L)
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, "uphook.modules");
   /* strict globals */
-  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 2);                 /* [G, env, mt] */
   lua_pushcfunction(L, strict_index);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, strict_newindex);
   lua_setfield(L, -2, "__newindex");
-  lua_setmetatable(L, env);
+  lua_setmetatable(L, env);                 /* [G, env] */
   /* the hook's environment becomes the state's only globals table */
   lua_pushvalue(L, env);
   lua_rawseti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-  lua_settop(L, 0);
+  lua_settop(L, 0);                         /* [] */
 }
 
 /* ---- Running the hook. ---- */
@@ -464,25 +484,26 @@ static int noop(lua_State *L)
   return 0;
 }
 
-/* Run the function on top with ctx below it; push {"done", ok, value,
- * trace} where value is the list of results or the error message. */
+/* Call the function with the nargs arguments above it and replace them
+ * all by the reply {tag, ok, value, trace}, where value is the list of
+ * results or the error message: [fn, a1..an] -> [reply]. */
 static void run_protected(lua_State *L, int nargs, const char *tag)
 {
   int base = lua_gettop(L) - nargs - 1, status, i, n;
   lua_pushcfunction(L, msgh);
-  lua_insert(L, base + 1);
+  lua_insert(L, base + 1);                  /* [msgh, fn, a1..an] */
   status = lua_pcall(L, nargs, LUA_MULTRET, base + 1);
-  lua_remove(L, base + 1);
+  lua_remove(L, base + 1);                  /* [r1..rn] or [err] */
   if (status == LUA_ERRMEM)
     g_alloc.limit += 8u << 20;  /* headroom to report it */
   n = lua_gettop(L) - base;
-  lua_createtable(L, 4, 0);
+  lua_createtable(L, 4, 0);                 /* [r1..rn, reply] */
   lua_pushstring(L, tag);
   lua_rawseti(L, -2, 1);
   lua_pushboolean(L, status == LUA_OK);
   lua_rawseti(L, -2, 2);
   if (status == LUA_OK) {
-    lua_createtable(L, n, 0);
+    lua_createtable(L, n, 0);               /* [r1..rn, reply, value] */
     for (i = 1; i <= n; i++) {
       lua_pushvalue(L, base + i);
       if (lua_isnil(L, -1)) {
@@ -498,12 +519,12 @@ static void run_protected(lua_State *L, int nargs, const char *tag)
                     (int)(g_conf->mem_limit >> 20));
   } else {
     lua_getfield(L, LUA_REGISTRYINDEX, "uphook.trace");
-    lua_rawseti(L, -2, 4);
-    lua_pushvalue(L, base + 1);
+    lua_rawseti(L, -2, 4);                  /* reply[4] = trace */
+    lua_pushvalue(L, base + 1);             /* [err, reply, err] */
   }
-  lua_rawseti(L, -2, 3);
-  lua_insert(L, base + 1);
-  lua_settop(L, base + 1);
+  lua_rawseti(L, -2, 3);                    /* reply[3] = value */
+  lua_insert(L, base + 1);                  /* [reply, r1..rn] */
+  lua_settop(L, base + 1);                  /* [reply] */
 }
 
 static void send_or_die(lua_State *L)
@@ -525,30 +546,31 @@ static void send_or_die(lua_State *L)
   lua_pop(L, 1);
 }
 
-/* Describe the hook table: field types, and the data fields' values. */
+/* Describe the hook table: field types, and the data fields' values.
+ * [hook] -> [hook, {types = {k = typename}, data = {k = v}}] */
 static int describe(lua_State *L)
 {
   luaL_checktype(L, 1, LUA_TTABLE);
-  lua_newtable(L);  /* types */
-  lua_newtable(L);  /* data */
+  lua_newtable(L);                          /* [hook, types] */
+  lua_newtable(L);                          /* [hook, types, data] */
   lua_pushnil(L);
-  while (lua_next(L, 1)) {
+  while (lua_next(L, 1)) {                  /* [hook, types, data, k, v] */
     if (lua_type(L, -2) == LUA_TSTRING) {
       lua_pushvalue(L, -2);
-      lua_pushstring(L, luaL_typename(L, -2));
-      lua_rawset(L, 2);
+      lua_pushstring(L, luaL_typename(L, -2));  /* [.., k, v, k, tname] */
+      lua_rawset(L, 2);                     /* types[k] = tname */
       if (!lua_isfunction(L, -1)) {
         lua_pushvalue(L, -2);
-        lua_pushvalue(L, -2);
-        lua_rawset(L, 3);
+        lua_pushvalue(L, -2);               /* [.., k, v, k, v] */
+        lua_rawset(L, 3);                   /* data[k] = v */
       }
     }
-    lua_pop(L, 1);
+    lua_pop(L, 1);                          /* [hook, types, data, k] */
   }
-  lua_createtable(L, 0, 2);
-  lua_insert(L, 2);
-  lua_setfield(L, 2, "data");
-  lua_setfield(L, 2, "types");
+  lua_createtable(L, 0, 2);                 /* [hook, types, data, desc] */
+  lua_insert(L, 2);                         /* [hook, desc, types, data] */
+  lua_setfield(L, 2, "data");               /* [hook, desc, types] */
+  lua_setfield(L, 2, "types");              /* [hook, desc] */
   return 1;
 }
 

@@ -1,10 +1,11 @@
 --- uphook.cli: what each command does, given the options host/cli.c
 --- parsed. Exit codes are docs/contract.md §1's.
 local engine = require "uphook.engine"
-local offline = require "uphook.offline"
+local Backend = require "uphook.backend"
 local plan = require "uphook.plan"
 local rollback = require "uphook.rollback"
 local Report = require "uphook.report"
+local R = require "uphook.run"
 
 local M = {}
 
@@ -52,36 +53,6 @@ local function layout(o, c, addon)
     then must(c.sys.mkdirs(d)) end
   end
   return L
-end
-
----The backend and transfer backend; L (a layout) makes an offline world
----persistent under its state dir.
-function M.backend_for(o, c, report, L)
-  if o.offline then
-    local world = L and (L.state_dir .. "/offline")
-    local path = o.offline
-    if world and c.sys.kind(world .. "/cluster.yaml") == "file" then
-      path = world .. "/cluster.yaml"
-    end
-    local text = must(c.sys.read(path), "no fixture " .. path)
-    local ok, objs = pcall(c.yaml.decode_all, text)
-    if not ok then error(path .. ": " .. tostring(objs), 0) end
-    local b = offline.cluster(c, objs, c.sys.hostname())
-    if world then
-      must(c.sys.mkdirs(world))
-      b = offline.persistent(c, b, world, "cluster.yaml")
-      if path == o.offline then b.save() end   -- the world starts here
-    end
-    -- the cluster is mocked, transfers are real: the command line has no
-    -- fixture for downloads (only `uphook test` mocks them), and this is
-    -- how a hook's downloads are tried before it meets a cluster
-    return b, offline.live_net(c)
-  end
-  local ok, live = pcall(require, "uphook.live")
-  if not ok then
-    error("no live backend in this build: " .. tostring(live), 0)
-  end
-  return must(live.connect(o, c, report)), offline.live_net(c)
 end
 
 --- The lock `microk8s enable/disable` take; an offline world keeps its
@@ -152,7 +123,7 @@ local function upgrade(o, c, report)
       addon.name))
     return engine.STUCK
   end
-  local backend, net = M.backend_for(o, c, report, L)
+  local backend, net = Backend.connect(o, c, report, L)
   local argv = {}
   for i = 2, #o.operands do argv[#argv + 1] = o.operands[i] end
   local code, run = engine.run { command = o.command, addon = addon.name,
@@ -184,10 +155,10 @@ local function recover(o, c, report)
   local lock, lerr = node_lock(o, c, "recover", L)
   if not lock then report:error(lerr); return engine.LOCKED end
   local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}
-  local run = { addon = o.addon.name,
-    backend = (M.backend_for(o, c, report, L)),
-    roots = begin.roots or L.roots, fs = c.fs, report = report,
-    journal_lib = c.journal, journal_path = L.journal_path }
+  local run = R.new { addon = o.addon.name, c = c,
+    backend = (Backend.connect(o, c, report, L)),
+    roots = begin.roots or L.roots, report = report,
+    journal_path = L.journal_path }
   if torn then report:log("warn", "the journal's last record was torn "
     .. "(the crash came while writing it); it is ignored") end
   local body = {}

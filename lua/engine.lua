@@ -1,31 +1,33 @@
---- uphook.engine: the phases of one upgrade (docs/contract.md §3), the same for the
---- live cluster, `--offline` and `uphook test`.
+--- uphook.engine: the phases of one upgrade (docs/contract.md §3), the
+--- same for the live cluster, `--offline` and `uphook test`.
 ---
 --- load -> detect (only without state) -> range check -> check ->
 --- upgrade -> verify -> commit state | rollback from the journal.
-local semver = require "semver"
+---
+--- The layering, from the bottom up; a module imports only from its own
+--- layer or below, never upward:
+---   1. C primitives (host/, `uphook.c.*`): thin, policy-free, one
+---      library each; the broker (host/broker.c) runs the hook child.
+---   2. The Lua engine (lua/, `uphook.*`): this file and what it builds
+---      on (run, prims, plan, rollback, state, semver, kinds), the
+---      backends (live, mock/), then the commands (cli, list, lint,
+---      test) that drive the engine.
+---   3. The standard library (stdlib/) and the hooks (hooks/), which see
+---      only the primitives, in the child.
+local semver = require "uphook.semver"
 local prims = require "uphook.prims"
 local rollback = require "uphook.rollback"
 local plan = require "uphook.plan"
 local state = require "uphook.state"
+local R = require "uphook.run"
 
 local M = {}
 
 -- exit codes (docs/contract.md §1)
 M.OK, M.FAILED, M.USAGE, M.NOHOOK, M.EARLY, M.LOCKED, M.STUCK =
-  0, 1, 2, 3, 4, 5, 6
+  R.OK, R.FAILED, R.USAGE, R.NOHOOK, R.EARLY, R.LOCKED, R.STUCK
 
-local Run = {}
-Run.__index = Run
-
-function Run:remaining()
-  return math.max(0, self.deadline - self.c.sys.now())
-end
-
---- A failure that ends the run with `code`.
-local Stop = {}
-local function stop(code, msg) error(setmetatable({ code = code,
-  message = msg }, Stop), 0) end
+local stop = R.stop
 M.stop = stop
 
 --- Hook validation ---------------------------------------------------------
@@ -164,16 +166,15 @@ local function handler(run)
   end
 end
 
-function Run:call_phase(name, ctx)
-  self.phase = name
-  local ok, value, kind, trace = self.child:run(name, ctx, self.handler)
+local function call_phase(run, name, ctx)
+  run.phase = name
+  local ok, value, kind, trace = run.child:run(name, ctx, run.handler)
   if ok then return value end
-  if self.c.broker.interrupted() then
+  if run.c.broker.interrupted() then
     kind, value = "interrupted", "interrupted by a signal during " .. name
   end
-  self.trace = trace
-  if kind ~= "error" then self.fatal = true end
-  stop((self.changed or kind == "interrupted") and M.FAILED or M.EARLY,
+  run.trace = trace
+  stop((run.changed or kind == "interrupted") and M.FAILED or M.EARLY,
     kind == "error" and (name .. " failed: " .. tostring(value))
     or tostring(value))
 end
@@ -208,7 +209,7 @@ local function find_from(run, saved)
     stop(M.EARLY, string.format("cannot tell which version of %s is "
       .. "installed: no uphook state and the hook has no detect", run.addon))
   end
-  local res = run:call_phase("detect", ctx_of(run))
+  local res = call_phase(run, "detect", ctx_of(run))
   local v, detected = res[1], res[2]
   if type(detected) == "table" then run.detected = detected end
   if v == nil or v == run.null then
@@ -250,27 +251,22 @@ local function body(run, o)
   run.params = M.merge_params(run.hook.params, not reset and (saved
     and saved.params or run.detected) or nil, given)
   local ctx = ctx_of(run)
-  run:call_phase("check", ctx)
-  run:call_phase("upgrade", ctx)
-  run:call_phase("verify", ctx)
+  call_phase(run, "check", ctx)
+  call_phase(run, "upgrade", ctx)
+  call_phase(run, "verify", ctx)
   run.phase = "commit"
   if not run.plan then state.commit(run, saved) end
   return M.OK
 end
 
 local function new_run(o)
-  local run = setmetatable({ addon = o.addon, argv = o.argv or {},
+  local run = R.new { addon = o.addon, argv = o.argv,
     plan = o.command == "plan", plan_fetch = o.plan_fetch,
-    backend = o.backend, net = o.net,
-    roots = o.roots, c = o.c, fs = o.c.fs, hash = o.c.hash,
-    argsfile = o.c.argsfile, http = o.c.http, yaml = o.c.yaml,
-    journal_lib = o.c.journal, null = o.c.yaml.null,
+    backend = o.backend, net = o.net, roots = o.roots, c = o.c,
     journal_path = o.journal_path, cache_dir = o.cache_dir,
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
-    entries = {}, records = {}, calls = {}, planned = {}, deleted = {}, phase = "load",
-    changed = false, clock_wall = o.clock_wall, pid = o.pid }, Run)
-  run.deadline = o.c.sys.now() + (o.timeout or 900)
-  run.crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "")
+    clock_wall = o.clock_wall, pid = o.pid, timeout = o.timeout,
+    crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "") }
   run.handler = handler(run)
   return run
 end
@@ -301,7 +297,7 @@ local function undo_all(run, announce)
 end
 
 local function fail(run, err)
-  if getmetatable(err) ~= Stop then
+  if not R.is_stop(err) then
     err = { code = run.changed and M.FAILED or M.EARLY,
             message = type(err) == "table" and (err.message or "error")
                       or tostring(err) }

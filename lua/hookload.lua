@@ -3,6 +3,7 @@
 local engine = require "uphook.engine"
 local prims = require "uphook.prims"
 local Report = require "uphook.report"
+local R = require "uphook.run"
 
 --- What a hook may do while its file loads: read its own folder.
 local LOAD_OK = { ["__uphook.require"] = true, ["addon.read"] = true,
@@ -18,9 +19,8 @@ function M.load(c, path, name, keep)
     timeout = 10, deadline = c.sys.now() + 10 }
   if not child then return nil, serr end
   local dir = c.sys.realpath(path:match("^(.*)/[^/]*$") or ".")
-  local run = { phase = "load", roots = { addon = dir }, fs = c.fs,
-    calls = {}, null = c.yaml.null, perms = {}, addon = name,
-    entries = {}, report = Report.new { capture = true } }
+  local run = R.new { phase = "load", roots = { addon = dir }, c = c,
+    addon = name, report = Report.new { capture = true } }
   local ok, desc, kind = child:loaded(function(prim, args)
     if not LOAD_OK[prim] then
       error(prim .. " cannot be called while the hook file loads", 0)

@@ -1,7 +1,7 @@
 --- uphook.lint: load hooks without running them and check what they
 --- declare (`uphook lint [path...]`).
 local hookload = require "uphook.hookload"
-local semver = require "semver"
+local semver = require "uphook.semver"
 
 local M = {}
 

@@ -1,10 +1,12 @@
 --- uphook.list: every addon found, with its repository, whether it is
 --- enabled, the installed version, the hook's target and whether an
 --- upgrade is possible (`uphook list [--output json]`).
+local Backend = require "uphook.backend"
 local hookload = require "uphook.hookload"
 local prims = require "uphook.prims"
 local Report = require "uphook.report"
-local semver = require "semver"
+local R = require "uphook.run"
+local semver = require "uphook.semver"
 local state = require "uphook.state"
 
 local M = {}
@@ -57,16 +59,12 @@ local function detect(o, c, backend, r, a, report)
   local dir = c.sys.realpath(a.dir) or a.dir
   local files = o.offline and o.state_dir and (o.state_dir .. "/offline")
                 or o.snap_data
-  local run = setmetatable({ phase = "detect", plan = true,
+  local run = R.new { phase = "detect", plan = true, c = c,
     backend = backend, addon = a.name, hostname = c.sys.hostname(),
     roots = { addon = dir, args = files .. "/args", bin = files .. "/bin",
               state = (o.state_dir or (o.snap_common .. "/var/lib/uphook"))
                       .. "/addons/" .. a.name },
-    fs = c.fs, argsfile = c.argsfile, hash = c.hash, http = c.http,
-    yaml = c.yaml,
-    null = c.yaml.null, perms = {}, calls = {}, planned = {}, deleted = {},
-    entries = {}, report = Report.new { capture = true } },
-    { __index = { remaining = function() return 30 end } })
+    report = Report.new { capture = true }, timeout = 30 }
   local ok, res = r.child:run("detect", { addon = a.name, plan = true,
     args = {}, positional = {}, dir = dir }, function(name, args)
       local okd, v1, v2 = pcall(prims.dispatch, run, name, args)
@@ -78,8 +76,8 @@ end
 
 local function row(o, c, backend, r, a, report)
   r.enabled = enabled(backend, a.check_status)
-  local ok, st = pcall(state.read, { backend = backend, addon = a.name,
-    yaml = c.yaml, report = report })
+  local ok, st = pcall(state.read, R.new { backend = backend,
+    addon = a.name, c = c, report = report })
   r.installed = ok and st and st.version or nil
   r.detected = false
   if not r.installed and r.has_detect and r.child then
@@ -102,7 +100,7 @@ function M.main(o, c, report)
   local rows = {}
   for i, a in ipairs(o.addons or {}) do rows[i] = declarations(c, a) end
   local L = o.state_dir and { state_dir = o.state_dir } or nil
-  local backend = require("uphook.cli").backend_for(o, c, report, L)
+  local backend = Backend.connect(o, c, report, L)
   for i, a in ipairs(o.addons or {}) do
     row(o, c, backend, rows[i], a, report)
   end

@@ -5,6 +5,7 @@
 --- the Lease uphook-<addon> in kube-system. Both go through the backend,
 --- so the mock keeps them exactly as a live cluster does.
 local rollback = require "uphook.rollback"
+local R = require "uphook.run"
 
 local M = {}
 
@@ -94,7 +95,6 @@ end
 
 ---Take the Lease, or stop with exit 5 naming its live holder.
 function M.lock(run)
-  local engine = require "uphook.engine"
   run.identity = string.format("%s/uphook-%s", tostring(run.hostname),
     tostring(run.pid or 0))
   local b = run.backend
@@ -105,7 +105,7 @@ function M.lock(run)
     local dur = spec.leaseDurationSeconds or LEASE_SECONDS
     local now = run.clock_wall and run.clock_wall() or os.time()
     if renewed and now < renewed + dur and spec.holderIdentity then
-      engine.stop(engine.LOCKED, string.format("another upgrade of %s holds "
+      R.stop(R.LOCKED, string.format("another upgrade of %s holds "
         .. "the lock: Lease %s/%s is held by %s (renewed %s)", run.addon, NS,
         cm_name(run.addon), spec.holderIdentity, spec.renewTime))
     end
@@ -113,11 +113,11 @@ function M.lock(run)
       .. " of %s", NS, cm_name(run.addon), tostring(spec.holderIdentity)))
     local ok, e = pcall(b.replace, b, lease_obj(run,
       cur.metadata.resourceVersion))
-    if not ok then engine.stop(engine.LOCKED, "lost the race for the Lease: "
+    if not ok then R.stop(R.LOCKED, "lost the race for the Lease: "
       .. (type(e) == "table" and e.message or tostring(e))) end
   else
     local ok, e = pcall(b.create, b, lease_obj(run))
-    if not ok then engine.stop(engine.LOCKED, "lost the race for the Lease: "
+    if not ok then R.stop(R.LOCKED, "lost the race for the Lease: "
       .. (type(e) == "table" and e.message or tostring(e))) end
   end
   run.locked = true

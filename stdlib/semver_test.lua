@@ -1,4 +1,5 @@
--- Tests for stdlib/semver.lua. Many cases come from node-semver's own
+-- Tests for semver (lua/semver.lua, which stdlib/semver.lua hands on).
+-- Many cases come from node-semver's own
 -- fixtures (range-include, range-exclude, comparisons, range-parse).
 local t = require "uphook.test"
 local semver = require "semver"

@@ -1,0 +1,43 @@
+--- uphook.backend: the cluster a command runs against: the live one
+--- (lua/live.lua), or with `--offline FIXTURE` a mock world
+--- (lua/offline.lua), with the transfer backend beside it.
+local offline = require "uphook.offline"
+
+local M = {}
+
+local function must(v, err)
+  if v == nil then error(err, 0) end
+  return v
+end
+
+---The backend and transfer backend; L (a layout) makes an offline world
+---persistent under its state dir.
+function M.connect(o, c, report, L)
+  if o.offline then
+    local world = L and (L.state_dir .. "/offline")
+    local path = o.offline
+    if world and c.sys.kind(world .. "/cluster.yaml") == "file" then
+      path = world .. "/cluster.yaml"
+    end
+    local text = must(c.sys.read(path), "no fixture " .. path)
+    local ok, objs = pcall(c.yaml.decode_all, text)
+    if not ok then error(path .. ": " .. tostring(objs), 0) end
+    local b = offline.cluster(c, objs, c.sys.hostname())
+    if world then
+      must(c.sys.mkdirs(world))
+      b = offline.persistent(c, b, world, "cluster.yaml")
+      if path == o.offline then b.save() end   -- the world starts here
+    end
+    -- the cluster is mocked, transfers are real: the command line has no
+    -- fixture for downloads (only `uphook test` mocks them), and this is
+    -- how a hook's downloads are tried before it meets a cluster
+    return b, offline.live_net(c)
+  end
+  local ok, live = pcall(require, "uphook.live")
+  if not ok then
+    error("no live backend in this build: " .. tostring(live), 0)
+  end
+  return must(live.connect(o, c, report)), offline.live_net(c)
+end
+
+return M

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The layering rule of lua/engine.lua, checked on the sources.
+
+C primitives (host/) -> the Lua engine (lua/, `uphook.*`) -> stdlib and
+hooks; nothing imports upward.  Checked:
+  - the engine's modules form no import cycle, counting the requires
+    inside functions too (a lazy require is still an import);
+  - no engine module requires a stdlib module (stdlib sits above);
+  - stdlib and hooks require no engine module, except that
+    stdlib/semver.lua hands on uphook.semver (and test files use the
+    harness, uphook.test).
+Prints one "ok"/"not ok" line per check and "N passed, N failed".
+"""
+import glob
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+REQ = re.compile(r"""\brequire\s*\(?\s*["']([\w.]+)["']""")
+
+
+def module_of(path):
+    rel = os.path.relpath(path, ROOT)
+    if rel.startswith("lua" + os.sep):
+        return "uphook." + rel[4:-4].replace(os.sep, ".")
+    return rel[len("stdlib/"):-4].replace(os.sep, ".")
+
+
+def requires(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    out = []
+    for n, line in enumerate(text.split("\n"), 1):
+        code = line.split("--", 1)[0]
+        for m in REQ.finditer(code):
+            out.append((n, m.group(1)))
+    return out
+
+
+def sources(pattern):
+    return sorted(p for p in glob.glob(os.path.join(ROOT, pattern),
+                                       recursive=True)
+                  if not p.endswith("_test.lua"))
+
+
+passed = failed = 0
+
+
+def check(ok, what, problems):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok - " + what)
+    else:
+        failed += 1
+        print("not ok - " + what)
+        for p in problems:
+            print("    " + p)
+
+
+engine = {module_of(p): p for p in sources("lua/**/*.lua")}
+stdlib = {module_of(p): p for p in sources("stdlib/*.lua")}
+graph = {}
+upward = []
+for mod, path in engine.items():
+    graph[mod] = []
+    for n, name in requires(path):
+        rel = "%s:%d" % (os.path.relpath(path, ROOT), n)
+        if name in engine:
+            graph[mod].append((name, rel))
+        elif name in stdlib:
+            upward.append("%s requires the stdlib module %s" % (rel, name))
+
+# cycles: depth-first search, reporting each cycle once by its path
+cycles, state = [], {}
+
+
+def visit(mod, stack):
+    state[mod] = "open"
+    stack.append(mod)
+    for dep, rel in graph[mod]:
+        if state.get(dep) == "open":
+            cyc = stack[stack.index(dep):] + [dep]
+            cycles.append(" -> ".join(cyc) + " (closed at " + rel + ")")
+        elif dep not in state:
+            visit(dep, stack)
+    stack.pop()
+    state[mod] = "done"
+
+
+for m in sorted(graph):
+    if m not in state:
+        visit(m, [])
+check(not cycles, "the engine's modules form no import cycle", cycles)
+check(not upward, "no engine module requires a stdlib module", upward)
+
+top = []
+for path in sources("stdlib/*.lua") + sources("hooks/**/*.lua"):
+    rel = os.path.relpath(path, ROOT)
+    for n, name in requires(path):
+        if not name.startswith("uphook."):
+            continue
+        if rel == os.path.join("stdlib", "semver.lua") \
+                and name == "uphook.semver":
+            continue
+        top.append("%s:%d requires the engine module %s" % (rel, n, name))
+check(not top, "stdlib and hooks require no engine module", top)
+check(len(engine) > 10 and "uphook.engine" in graph
+      and any(d == "uphook.prims" for d, _ in graph["uphook.engine"]),
+      "the checker sees the engine (and engine -> prims)", [])
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
