@@ -16,6 +16,10 @@
 --- * watch lists, then watches from the list's resourceVersion, and
 ---   relists on 410 Gone or when the stream ends.
 --- * Everything returned is a fresh table decoded from JSON.
+local apierror = require "uphook.apierror"
+local kinds = require "uphook.kinds"
+local tables = require "uphook.tables"
+
 local M = {}
 
 M.AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;" ..
@@ -24,20 +28,9 @@ M.AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;" ..
 M.REQUEST_TIMEOUT = 30      -- seconds, one request with its retries
 M.APPLY_TYPE = "application/apply-patch+yaml"
 
----@class LiveError
----@field code integer
----@field reason string
----@field message string
----@field details? table
-local Error = { __name = "uphook.live.error" }
-Error.__index = Error
-Error.__tostring = function(e) return e.message end
+local Error = apierror.Error
 M.Error = Error
-
-local function api_error(code, reason, message, details)
-  return setmetatable({ code = code, reason = reason, message = message,
-                        details = details }, Error)
-end
+local api_error = apierror.new
 
 local function raise(e) error(e, 0) end
 
@@ -195,13 +188,6 @@ function Live:discover()
   self.discoveries = self.discoveries + 1
 end
 
--- "Kind", "v1/Kind" or "group/version/Kind" -> apiVersion or nil, Kind
-local function split_kind(arg)
-  local av, kind = arg:match("^(.+)/([^/]+)$")
-  if av then return av, kind end
-  return nil, arg
-end
-
 function Live:_find(av, kind)
   local k = self.kinds
   if av then return k.gvk[av .. "/" .. kind] end
@@ -212,7 +198,7 @@ function Live:_resolve(arg, level)
   if type(arg) ~= "string" or arg == "" then
     error("kind must be a non-empty string", (level or 2) + 1)
   end
-  local av, kind = split_kind(arg)
+  local av, kind = kinds.split(arg)
   if not self.kinds then self:discover() end
   local info = self:_find(av, kind)
   if not info then
@@ -220,12 +206,7 @@ function Live:_resolve(arg, level)
     info = self:_find(av, kind)
   end
   if info then return info end
-  if av then
-    raise(api_error(404, "NotFound", string.format(
-      'no matches for kind "%s" in version "%s"', kind, av)))
-  end
-  raise(api_error(404, "NotFound", string.format(
-    'the server doesn\'t have a resource type "%s"', kind)))
+  raise(av and apierror.no_match(kind, av) or apierror.unknown_kind(kind))
 end
 
 --- Paths -------------------------------------------------------------------
@@ -264,21 +245,9 @@ end
 
 -- Check a request body and resolve its kind (as the mock does).
 function Live:_body(obj, what)
-  if type(obj) ~= "table" then
-    error(what .. ": object must be a table", 3)
-  end
-  if type(obj.apiVersion) ~= "string" or type(obj.kind) ~= "string" then
-    raise(api_error(400, "BadRequest", "Object 'Kind' is missing in "
-      .. "object: apiVersion and kind are required"))
-  end
-  local info = self:_resolve(obj.apiVersion .. "/" .. obj.kind, 3)
-  local md = obj.metadata
-  local named = type(md) == "table" and type(md.name) == "string"
-    and md.name ~= ""
-  if not named and not (what == "create" and type(md) == "table"
-      and type(md.generateName) == "string") then
-    raise(api_error(400, "BadRequest", "resource name may not be empty"))
-  end
+  local info, md = apierror.check_body(obj, what, 3, function(arg)
+    return self:_resolve(arg, 5)
+  end)
   return info, md, norm_ns(info, md.namespace)
 end
 
@@ -334,33 +303,14 @@ end
 
 --- Writes ------------------------------------------------------------------
 
-local VOLATILE = { resourceVersion = true, managedFields = true,
-                   generation = true }
-
-local function same(a, b, top)
-  if a == b then return true end
-  if type(a) ~= "table" or type(b) ~= "table" then return false end
-  for k, v in pairs(a) do
-    if not (top and VOLATILE[k]) and not same(v, b[k]) then return false end
-  end
-  for k in pairs(b) do
-    if not (top and VOLATILE[k]) and a[k] == nil then return false end
-  end
-  return true
-end
-
 -- Would storing `new` over `old` change anything? (a dry run keeps the
--- resourceVersion, so compare the content)
+-- resourceVersion, so compare the content without the server's fields)
 local function unchanged(old, new, dry)
   local om, nm = old.metadata or {}, new.metadata or {}
   if not dry then return om.resourceVersion == nm.resourceVersion end
-  for k, v in pairs(old) do
-    if k ~= "metadata" and not same(v, new[k]) then return false end
-  end
-  for k in pairs(new) do
-    if k ~= "metadata" and old[k] == nil then return false end
-  end
-  return same(om, nm, true)
+  local a, b = kinds.clean(old), kinds.clean(new)
+  a.status, b.status = old.status, new.status
+  return tables.equal(a, b)
 end
 
 ---Server-side apply. Returns the stored object and created, configured

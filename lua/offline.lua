@@ -2,17 +2,11 @@
 --- cluster seeded from fixture objects, and mocked transfers that still go
 --- through the real checksum-and-cache code.
 local cluster = require "uphook.mock.cluster"
+local tables = require "uphook.tables"
 
 local M = {}
 
----Deep copy (fixtures are decoded once and copied into each cluster).
-local function copy(v, null)
-  if type(v) ~= "table" or v == null then return v end
-  local o = {}
-  for k, x in pairs(v) do o[k] = copy(x, null) end
-  return setmetatable(o, getmetatable(v))
-end
-M.copy = copy
+local copy = tables.copy
 
 local function opts(c, hostname)
   return { null = c.yaml.null, array_mt = getmetatable(c.yaml.array({})),

@@ -6,9 +6,7 @@ local kinds = require "uphook.kinds"
 
 local M = {}
 
-local SERVER_FIELDS = { resourceVersion = true, uid = true,
-  creationTimestamp = true, managedFields = true, generation = true,
-  selfLink = true }
+local SERVER_FIELDS = kinds.IS_SERVER_METADATA
 
 --- A compact one-line rendering of a value, for diffs.
 local function compact(v, null, budget)

@@ -5,21 +5,11 @@
 --- made. Undo walks the records in reverse. `uphook recover` replays a
 --- journal left by a crashed run through the same undo.
 local kinds = require "uphook.kinds"
+local tables = require "uphook.tables"
 
 local M = {}
 
---- Server-managed fields that a restore must not send back.
-local function clean(obj)
-  local o = {}
-  for k, v in pairs(obj) do o[k] = v end
-  local md = {}
-  for k, v in pairs(obj.metadata or {}) do md[k] = v end
-  md.resourceVersion, md.uid, md.creationTimestamp = nil, nil, nil
-  md.managedFields, md.generation, md.selfLink = nil, nil, nil
-  o.metadata, o.status = md, nil
-  return o
-end
-M.clean = clean
+local clean = kinds.clean
 
 local function journal(run)
   if not run.journal then
@@ -72,14 +62,6 @@ function M.record_backup(run, root, dir, rel)
     backup = had and dest or nil, mode = st and st.mode })
 end
 
-local function same(a, b, seen)
-  if a == b then return true end
-  if type(a) ~= "table" or type(b) ~= "table" then return false end
-  for k, v in pairs(a) do if not same(v, b[k]) then return false end end
-  for k in pairs(b) do if a[k] == nil then return false end end
-  return true
-end
-
 --- A controller writing the object's status between our read and our
 --- write (a Deployment's rollout does, every few hundred ms) makes the
 --- server refuse the write as stale: read again and retry, as client-go's
@@ -96,7 +78,7 @@ local function restore_kube(b, gvk, r, want)
     b:create(want)
     return "recreated "
   end
-  if same(clean(cur), want) then return nil end
+  if tables.equal(clean(cur), want) then return nil end
   want.metadata.resourceVersion = cur.metadata.resourceVersion
   local ok, e = pcall(b.replace, b, want)
   want.metadata.resourceVersion = nil

@@ -9,6 +9,8 @@
 --- Test files call `t.case(name, fn)`; the runner executes every case of
 --- every file, one fresh environment per file and, for hook runs, one
 --- fresh sandbox over fresh mocks per `t.env`.
+local tables = require "uphook.tables"
+
 local M = {}
 
 local cases = {}        -- cases registered by the file being loaded
@@ -43,25 +45,14 @@ local function repr(v, depth, seen)
 end
 M.repr = repr
 
----Deep equality; returns false and the path of the first difference.
-local function deq(a, b, path, seen)
-  if a == b then return true end
-  if type(a) ~= "table" or type(b) ~= "table" then
-    return false, path
-  end
-  seen = seen or {}
-  if seen[a] == b then return true end
-  seen[a] = b
-  for k, v in pairs(a) do
-    local ok, p = deq(v, b[k], path .. "." .. tostring(k), seen)
-    if not ok then return false, p end
-  end
-  for k in pairs(b) do
-    if a[k] == nil then return false, path .. "." .. tostring(k) end
-  end
-  return true
+---Deep equality: true, or false and the path of the first difference
+---(".spec.replicas"; "" when the values themselves differ).
+---@param a any
+---@param b any
+---@return boolean equal, string|nil path
+function M.deep_equal(a, b)
+  return tables.diff(a, b)
 end
-M.deep_equal = deq
 
 local function fail(msg, level)
   error(msg, (level or 2) + 1)
@@ -95,9 +86,9 @@ end
 ---@param expected any
 ---@param msg? string
 function M.eq(actual, expected, msg)
-  local ok, path = deq(actual, expected, "")
+  local ok, path = tables.diff(actual, expected)
   if not ok then
-    local where = (path ~= "" and " at " .. path:sub(2)) or ""
+    local where = (path ~= "" and " at " .. path) or ""
     fail(string.format("%sexpected %s, got %s%s",
       msg and (msg .. ": ") or "", repr(expected), repr(actual), where), 2)
   end
@@ -402,14 +393,14 @@ end
 ---Every object of the mock cluster, without server-set fields: compare
 ---two snapshots to assert that a rollback restored the cluster exactly.
 function Env:snapshot()
-  local rollback = require "uphook.rollback"
+  local kinds = require "uphook.kinds"
   local out = {}
   for _, o in ipairs(self.backend:objects()) do
     if not (o.kind == "Lease" and o.metadata.name == "uphook-" .. self.name)
     then
       local key = string.format("%s/%s/%s/%s", o.apiVersion, o.kind,
         o.metadata.namespace or "", o.metadata.name)
-      out[key] = rollback.clean(o)
+      out[key] = kinds.clean(o)
     end
   end
   return out

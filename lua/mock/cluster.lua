@@ -28,13 +28,16 @@
 --- Everything returned is a deep copy; everything stored is a deep copy.
 local kinds = require "uphook.mock.kinds"
 local merge = require "uphook.mock.merge"
+local tables = require "uphook.tables"
+local names = require "uphook.kinds"
+local apierror = require "uphook.apierror"
 local errors = require "uphook.mock.errors"
 local validate = require "uphook.mock.validate"
 local ctl = require "uphook.mock.controllers"
 local clockmod = require "uphook.mock.clock"
 
 local M = {}
-local copy, equal = merge.copy, merge.equal
+local copy, equal, shallow = tables.copy, tables.equal, tables.shallow
 
 ---@class MockCluster: Backend
 ---@field name string                 "mock"
@@ -75,12 +78,6 @@ local function empty(opts)
     store = {}, custom = {}, custom_kind = {},
     rv = 0, uids = 0, ips = {}, stalls = {}, restarts = {},
   }, Cluster)
-end
-
-local function shallow(t)
-  local out = {}
-  for k, v in pairs(t) do out[k] = v end
-  return out
 end
 
 ---@class MockSeed  a prepared fixture: seeded once, shared by clusters
@@ -149,14 +146,14 @@ function Cluster:_resolve(arg)
   if type(arg) ~= "string" or arg == "" then
     error("kind must be a non-empty string", 3)
   end
-  local kind, av = kinds.parse_arg(arg)
+  local av, kind = names.split(arg)
   local b = kinds.builtin[kind]
   if not av then
     local info = b or self.custom_kind[kind]
     if not info then raise(errors.unknown_kind(kind)) end
     return info
   end
-  local group, version = kinds.split_api_version(av)
+  local group, version = names.split_api_version(av)
   if b and b.group == group then
     if b.version == version then return b end
     raise(errors.no_match(kind, av))
@@ -301,9 +298,7 @@ local function spec_changed(a, b)
 end
 
 -- Keep what the server owns in metadata from the stored object.
-local SERVER_META = { "uid", "creationTimestamp", "generation",
-                      "resourceVersion", "managedFields", "selfLink",
-                      "deletionTimestamp" }
+local SERVER_META = names.SERVER_METADATA
 
 local function keep_server_meta(new, old)
   for _, f in ipairs(SERVER_META) do new.metadata[f] = old.metadata[f] end
@@ -360,22 +355,9 @@ end
 
 -- Check a request body and resolve its kind.
 function Cluster:_body(obj, what)
-  if type(obj) ~= "table" then
-    error(what .. ": object must be a table", 3)
-  end
-  if type(obj.apiVersion) ~= "string" or type(obj.kind) ~= "string" then
-    raise(errors.bad_request("Object 'Kind' is missing in object: " ..
-                             "apiVersion and kind are required"))
-  end
-  local info = self:_resolve(obj.apiVersion .. "/" .. obj.kind)
-  local md = obj.metadata
-  if type(md) ~= "table" or type(md.name) ~= "string" or md.name == "" then
-    if not (what == "create" and type(md) == "table"
-            and type(md.generateName) == "string") then
-      raise(errors.bad_request("resource name may not be empty"))
-    end
-  end
-  return info, md
+  return apierror.check_body(obj, what, 3, function(arg)
+    return self:_resolve(arg)
+  end)
 end
 
 --- Controllers -----------------------------------------------------------
@@ -553,7 +535,7 @@ function Cluster:get(kind, name, namespace)
   local obj = self:_lookup(info, name, norm_ns(info, namespace))
   if not obj then return nil end
   local out = self:_copy(obj)
-  local _, av = kinds.parse_arg(kind)
+  local av = names.split(kind)
   if av and info.versions then out.apiVersion = av end
   return out
 end

@@ -4,7 +4,7 @@
 --- Workloads "roll out at once": the status a controller would reach
 --- after a finished rollout, or, when stalled, a rollout stuck with its
 --- updated replicas behind (observedGeneration caught up).
-local merge = require "uphook.mock.merge"
+local tables = require "uphook.tables"
 local validate = require "uphook.mock.validate"
 
 local M = {}
@@ -164,7 +164,7 @@ function M.crd_status(obj, ts)
     if type(v) == "table" and v.storage then stored[#stored + 1] = v.name end
   end
   return {
-    acceptedNames = merge.copy(spec.names or {}),
+    acceptedNames = tables.copy(spec.names or {}),
     conditions = {
       { type = "NamesAccepted", status = "True", reason = "NoConflicts",
         message = "no conflicts found", lastTransitionTime = ts },

@@ -1,41 +1,17 @@
---- uphook.mock.errors: Kubernetes Status errors as the mock raises them.
----
---- Every error is a table {code, reason, message[, details]} whose
---- message is what the API server's Status says; tostring(err) is the
---- message. Raise with error(e) (tables carry no position).
+--- uphook.mock.errors: Kubernetes Status errors as the mock raises them,
+--- built on uphook.apierror (the tables both backends raise).
 local kinds = require "uphook.mock.kinds"
+
+local apierror = require "uphook.apierror"
 
 local M = {}
 
----@class ApiError
----@field code integer      HTTP status: 404, 409, 422, 403, 400
----@field reason string     NotFound, AlreadyExists, Conflict, Invalid,
----                          Forbidden or BadRequest
----@field message string
----@field details? table    {causes = {string...}} for Invalid
-local Error = {}
-Error.__index = Error
-Error.__tostring = function(e) return e.message end
-Error.__name = "uphook.mock.error"
-M.Error = Error
-
----Make an error table.
----@param code integer
----@param reason string
----@param message string
----@param details? table
----@return ApiError
-function M.new(code, reason, message, details)
-  return setmetatable({ code = code, reason = reason, message = message,
-                        details = details }, Error)
-end
-
----Is v an error made here?
----@param v any
----@return boolean
-function M.is(v)
-  return getmetatable(v) == Error
-end
+M.Error = apierror.Error
+M.new = apierror.new
+M.is = apierror.is
+M.bad_request = apierror.bad_request
+M.no_match = apierror.no_match
+M.unknown_kind = apierror.unknown_kind
 
 ---404: `deployments.apps "x" not found`.
 ---@param info KindInfo
@@ -89,28 +65,6 @@ end
 function M.forbidden(info, name, why)
   return M.new(403, "Forbidden", string.format('%s "%s" is forbidden: %s',
     kinds.resource(info), name, why))
-end
-
----404 for a kind in a version the server does not serve (a custom
----resource before its CRD, or a wrong version).
----@param kind string
----@param api_version string
-function M.no_match(kind, api_version)
-  return M.new(404, "NotFound", string.format(
-    'no matches for kind "%s" in version "%s"', kind, api_version))
-end
-
----404 for a bare Kind nobody serves.
----@param kind string
-function M.unknown_kind(kind)
-  return M.new(404, "NotFound", string.format(
-    'the server doesn\'t have a resource type "%s"', kind))
-end
-
----400 for a malformed request (missing kind, name...).
----@param message string
-function M.bad_request(message)
-  return M.new(400, "BadRequest", message)
 end
 
 return M

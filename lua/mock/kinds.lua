@@ -104,30 +104,12 @@ end
 ---The built-in kind table (read-only use, please).
 M.builtin = by_kind
 
----Split an apiVersion into group and version ("v1" -> "", "v1").
----@param api_version string
----@return string group, string version
-function M.split_api_version(api_version)
-  local g, v = api_version:match("^(.+)/([^/]+)$")
-  if g then return g, v end
-  return "", api_version
-end
-
 ---"apps/v1" or "v1".
 ---@param group string
 ---@param version string
 ---@return string
 function M.api_version(group, version)
   return group == "" and version or (group .. "/" .. version)
-end
-
----Parse a kind argument: "Kind", "v1/Kind" or "group/version/Kind".
----@param arg string
----@return string kind, string|nil api_version
-function M.parse_arg(arg)
-  local av, kind = arg:match("^(.+)/([^/]+)$")
-  if av then return kind, av end
-  return arg, nil
 end
 
 ---The resource name used in API messages: "deployments.apps",

@@ -1,5 +1,4 @@
---- uphook.mock.merge: deep copies, deep equality and the server-side
---- apply merge of the mock cluster.
+--- uphook.mock.merge: the server-side apply merge of the mock cluster.
 ---
 --- The merge is what a hook can observe of server-side apply with
 --- conflicts forced: maps merge recursively and keep the fields the
@@ -8,57 +7,9 @@
 --- A value equal to `null` in the applied object removes the field.
 local M = {}
 
----Deep copy a value. Tables keep their metatable (the array marker of
----decoded sequences), so `[]` stays a sequence. Values equal to `null`
----are dropped from maps when `drop_null` is set.
----@generic T
----@param v T
----@param null? any
----@param drop_null? boolean
----@return T
-local function copy(v, null, drop_null)
-  if type(v) ~= "table" or v == null then return v end
-  local out = {}
-  for k, x in pairs(v) do
-    if x == null and null ~= nil then
-      if not drop_null or type(k) == "number" then out[k] = x end
-    else
-      out[k] = (type(x) == "table") and copy(x, null, drop_null) or x
-    end
-  end
-  local mt = getmetatable(v)
-  if mt then setmetatable(out, mt) end
-  return out
-end
-M.copy = copy
+local tables = require "uphook.tables"
 
----Deep equality of plain data (metatables ignored).
----@param a any
----@param b any
----@return boolean
-local function equal(a, b)
-  if a == b then return true end
-  if type(a) ~= "table" or type(b) ~= "table" then return false end
-  for k, x in pairs(a) do
-    if not equal(x, b[k]) then return false end
-  end
-  for k in pairs(b) do
-    if a[k] == nil then return false end
-  end
-  return true
-end
-M.equal = equal
-
----Is t a sequence (a non-empty 1..n table, or one marked as an array)?
----@param t table
----@param array_mt? table
----@return boolean
-local function is_list(t, array_mt)
-  if t[1] ~= nil then return true end
-  local mt = getmetatable(t)
-  return mt ~= nil and mt == array_mt
-end
-M.is_list = is_list
+local copy, is_list = tables.copy, tables.is_list
 
 local function key_of(fields)
   return function(item)

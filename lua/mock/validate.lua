@@ -6,10 +6,10 @@
 --- does (Go's %#v: `v1.LabelSelector{MatchLabels:map[string]string{...},
 --- ...}`, `[]string{"10.0.0.1"}`), like the fake API server in
 --- tests/fakes, so the mock and the live path say the same thing.
-local merge = require "uphook.mock.merge"
+local tables = require "uphook.tables"
 
 local M = {}
-local equal = merge.equal
+local equal = tables.equal
 
 -- Field order Go's encoding/json would use for the structs we print.
 local ORDER = {
@@ -41,7 +41,7 @@ local function json(v, null)
   end
   if t == "boolean" then return tostring(v) end
   if t ~= "table" then return json_string(tostring(v)) end
-  if merge.is_list(v) then
+  if tables.is_list(v) then
     local out = {}
     for i, x in ipairs(v) do out[i] = json(x, null) end
     return "[" .. table.concat(out, ",") .. "]"
@@ -120,7 +120,7 @@ local function go_value(v)
   if t == "string" then return quote(v) end
   if t == "number" or t == "boolean" then return tostring(v) end
   if t == "table" and all_strings(v) then
-    if merge.is_list(v) then
+    if tables.is_list(v) then
       local parts = {}
       for i, x in ipairs(v) do parts[i] = quote(x) end
       return "[]string{" .. table.concat(parts, ", ") .. "}"
@@ -335,7 +335,7 @@ local function go_field(k)
 end
 
 function update.PersistentVolumeClaim(old, new, errs)
-  local a, b = merge.copy(old.spec or {}), merge.copy(new.spec or {})
+  local a, b = tables.copy(old.spec or {}), tables.copy(new.spec or {})
   local bound = get(old, "status", "phase") == "Bound"
   local old_req = get(a, "resources", "requests", "storage")
   local new_req = get(b, "resources", "requests", "storage")

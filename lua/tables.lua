@@ -1,0 +1,134 @@
+--- uphook.tables: plain decoded data (what YAML, JSON and the RPC give),
+--- the one home for deep copy and deep equality.
+---
+--- Decoded sequences carry a metatable (the array marker of
+--- docs/internals.md, "Shared value conventions"); copies keep it, and
+--- equality ignores it. `null` is the host's null value (yaml.null).
+local M = {}
+
+---Deep copy. Tables keep their metatable (the array marker), so `[]`
+---stays a sequence. With `drop_null`, map fields equal to `null` are left
+---out (list items stay: a null item is data).
+---@generic T
+---@param v T
+---@param null? any
+---@param drop_null? boolean
+---@return T
+local function copy(v, null, drop_null)
+  if type(v) ~= "table" or v == null then return v end
+  local out = {}
+  for k, x in pairs(v) do
+    if x == null and null ~= nil then
+      if not drop_null or type(k) == "number" then out[k] = x end
+    else
+      out[k] = (type(x) == "table") and copy(x, null, drop_null) or x
+    end
+  end
+  local mt = getmetatable(v)
+  if mt then setmetatable(out, mt) end
+  return out
+end
+M.copy = copy
+
+---A copy of the top level only (values shared).
+---@param t table
+---@return table
+function M.shallow(t)
+  local out = {}
+  for k, v in pairs(t) do out[k] = v end
+  return out
+end
+
+---Deep equality of plain data (metatables ignored).
+---@param a any
+---@param b any
+---@return boolean
+local function equal(a, b)
+  if a == b then return true end
+  if type(a) ~= "table" or type(b) ~= "table" then return false end
+  for k, x in pairs(a) do
+    if not equal(x, b[k]) then return false end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false end
+  end
+  return true
+end
+M.equal = equal
+
+local function key_text(k)
+  if type(k) == "string" and k:match("^[%a_][%w_%-]*$") then
+    return "." .. k
+  elseif type(k) == "number" then
+    return "[" .. tostring(k) .. "]"
+  end
+  return "[" .. string.format("%q", tostring(k)) .. "]"
+end
+M.key_text = key_text
+
+local function sorted_keys(a, b)
+  local keys, seen = {}, {}
+  for _, t in ipairs { a, b } do
+    for k in pairs(t) do
+      if not seen[k] then seen[k] = true; keys[#keys + 1] = k end
+    end
+  end
+  table.sort(keys, function(x, y)
+    if type(x) == type(y) and (type(x) == "number" or type(x) == "string")
+    then return x < y end
+    return type(x) < type(y)
+  end)
+  return keys
+end
+
+-- Collect up to `max` paths where a and b differ (depth first, keys in
+-- order); a table seen again with the same partner is not walked twice.
+local function walk(a, b, path, out, max, seen)
+  if a == b or #out >= max then return end
+  if type(a) ~= "table" or type(b) ~= "table" then
+    out[#out + 1] = { path = path, a = a, b = b }
+    return
+  end
+  if seen[a] == b then return end
+  seen[a] = b
+  for _, k in ipairs(sorted_keys(a, b)) do
+    walk(a[k], b[k], path .. key_text(k), out, max, seen)
+    if #out >= max then return end
+  end
+end
+
+---The paths where two values differ: up to `max` (default 1) entries
+---{path = ".spec.replicas", a = <a's value>, b = <b's value>}, depth first
+---with keys sorted; an empty list when they are equal.
+---@param a any
+---@param b any
+---@param max? integer
+---@return {path: string, a: any, b: any}[]
+function M.differences(a, b, max)
+  local out = {}
+  walk(a, b, "", out, max or 1, {})
+  return out
+end
+
+---Deep equality that says where: true, or false and the path of the
+---first difference (".spec.replicas", "" for the values themselves).
+---@param a any
+---@param b any
+---@return boolean equal, string|nil path
+function M.diff(a, b)
+  local d = M.differences(a, b, 1)[1]
+  if not d then return true end
+  return false, d.path
+end
+
+---Is t a sequence (a non-empty 1..n table, or one marked as an array)?
+---@param t table
+---@param array_mt? table
+---@return boolean
+function M.is_list(t, array_mt)
+  if t[1] ~= nil then return true end
+  local mt = getmetatable(t)
+  return mt ~= nil and mt == array_mt
+end
+
+return M
