@@ -10,7 +10,10 @@
  *
  * curl_easy_setopt and curl_easy_getinfo are variadic with exactly one
  * argument whose type curl encodes in the option number (CURLOPTTYPE_*,
- * CURLINFO_TYPEMASK); they are forwarded by that type. */
+ * CURLINFO_TYPEMASK); they are forwarded by that type.
+ *
+ * The library may be older than the headers (host/curl_lazy.h): the
+ * protocol restriction picks its options from curl_version_info(). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -19,7 +22,11 @@
 /* our own definitions of the two variadic entry points, not curl.h's
  * type-checking macros */
 #define CURL_DISABLE_TYPECHECK 1
+/* CURLOPT_PROTOCOLS is deprecated since 7.85.0, and needed before it */
+#define CURL_DISABLE_DEPRECATION 1
 #include <curl/curl.h>
+#include <string.h>
+#include "curl_lazy.h"
 
 #define SONAME "libcurl.so.4"
 
@@ -39,6 +46,7 @@ static struct {
   void (*url_cleanup)(CURLU *);
   CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
   CURLUcode (*url_get)(CURLU *, CURLUPart, char **, unsigned int);
+  curl_version_info_data *(*version_info)(CURLversion);
 } f;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -63,7 +71,8 @@ static void load(void)
       || SYM(url, "curl_url")
       || SYM(url_cleanup, "curl_url_cleanup")
       || SYM(url_set, "curl_url_set")
-      || SYM(url_get, "curl_url_get")) {
+      || SYM(url_get, "curl_url_get")
+      || SYM(version_info, "curl_version_info")) {
     /* a broken install: say what is missing, once, and stop */
     fprintf(stderr, "uphook: cannot load %s: %s\n", SONAME, dlerror());
     abort();
@@ -186,4 +195,51 @@ CURLUcode curl_url_get(CURLU *handle, CURLUPart what, char **part,
 {
   need();
   return f.url_get(handle, what, part, flags);
+}
+
+curl_version_info_data *curl_version_info(CURLversion age)
+{
+  need();
+  return f.version_info(age);
+}
+
+unsigned uh_curl_version(void)
+{
+  const char *t = getenv("UPHOOK_TEST_CURL_VERSION");
+  char *end;
+  unsigned long v;
+  if (t && *t && (v = strtoul(t, &end, 0)) > 0 && !*end)
+    return (unsigned)v;
+  return curl_version_info(CURLVERSION_NOW)->version_num;
+}
+
+int uh_curl_has_protocols_str(unsigned version_num)
+{
+  return version_num >= UH_CURL_PROTOCOLS_STR_SINCE;
+}
+
+/* "https" or "http,https" as a CURLPROTO_* mask; 0 for anything else */
+static long proto_mask(const char *list)
+{
+  if (!strcmp(list, "https"))
+    return CURLPROTO_HTTPS;
+  if (!strcmp(list, "http,https"))
+    return CURLPROTO_HTTP | CURLPROTO_HTTPS;
+  return 0;
+}
+
+CURLcode uh_curl_protocols(CURL *h, const char *protocols,
+                           const char *redirects)
+{
+  long p = proto_mask(protocols), r = proto_mask(redirects);
+  CURLcode rc;
+  if (!p || !r)
+    return CURLE_BAD_FUNCTION_ARGUMENT;
+  if (uh_curl_has_protocols_str(uh_curl_version())) {
+    rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, protocols);
+    return rc ? rc : curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR,
+                                      redirects);
+  }
+  rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS, p);
+  return rc ? rc : curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, r);
 }

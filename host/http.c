@@ -11,6 +11,7 @@
  * source of the bytes differs.
  */
 #include "http.h"
+#include "curl_lazy.h"
 #include "os.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -59,8 +60,8 @@ CURL *uh_http_handle(const char *ca_file, long timeout_ms)
   curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
   if (ca_file)
     curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
-  curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+  if (uh_curl_protocols(c, "https", "https") != CURLE_OK)
+    return NULL;
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)UH_HTTP_MAXREDIRS);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
@@ -290,9 +291,11 @@ static uh_err xfer_once(xfer *x, const char *url, int plain, char *msg,
     return UH_ENOMEM;
   }
   curl_easy_setopt(x->c, CURLOPT_URL, url);
-  curl_easy_setopt(x->c, CURLOPT_PROTOCOLS_STR, plain ? "http,https" : "https");
-  curl_easy_setopt(x->c, CURLOPT_REDIR_PROTOCOLS_STR,
-                   plain ? "http,https" : "https");
+  if (uh_curl_protocols(x->c, plain ? "http,https" : "https",
+                        plain ? "http,https" : "https") != CURLE_OK) {
+    snprintf(msg, msglen, "%s: libcurl cannot restrict the protocols", url);
+    return UH_EINVAL;
+  }
   curl_easy_setopt(x->c, CURLOPT_ERRORBUFFER, x->errbuf);
   curl_easy_setopt(x->c, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(x->c, CURLOPT_WRITEDATA, x);

@@ -1,5 +1,6 @@
 /* uphook.c.kube: the Kubernetes REST client (see kube.h). */
 #include "kube.h"
+#include "curl_lazy.h"
 #include "kubeconfig.h"
 #include "luax.h"
 #include "os.h"
@@ -87,7 +88,10 @@ static CURL *new_handle(client *c)
     return NULL;
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_USERAGENT, "uphook");
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
+  if (uh_curl_protocols(h, "https", "https") != CURLE_OK) {
+    curl_easy_cleanup(h);
+    return NULL;
+  }
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, kc->insecure ? 0L : 1L);

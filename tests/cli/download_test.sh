@@ -93,6 +93,15 @@ expect "sha256_url (GNU): upgraded" 0 "download $BASE/dl/tool-1000.bin" \
 [ -f "$S/cache/sha256/$(psum 1000)" ] && [ -z "$(ls -A "$S/cache/tmp")" ] \
   && ok "cached by sha256, temp folder empty" || not_ok "cached by sha256, temp folder empty"
 
+# core22's libcurl 7.81 has no CURLOPT_PROTOCOLS_STR: the same download with
+# the CURLPROTO_* bitmasks (host/curl_lazy.h)
+S=$TMP/ok781
+export UPHOOK_TEST_CURL_VERSION=0x075100
+up "$S" upgrade dl --url="$BASE/dl/tool-1000.bin" --sums="$BASE/sums/gnu"
+unset UPHOOK_TEST_CURL_VERSION
+expect "with libcurl 7.81's protocol options, the same download" 0 \
+  "sha256 $(psum 1000)" "Upgraded dl"
+
 S=$TMP/ok2
 up "$S" upgrade dl --url="$BASE/dl/tool-65536.bin" --sums="$BASE/sums/bsd"
 expect "sha256_url (BSD): upgraded" 0 "sha256 $(psum 65536)"

@@ -161,6 +161,15 @@ print("ok" if ok else writes)' >"$OUT"
 if grep -qx ok "$OUT"; then ok "plan only wrote with dryRun=All"
 else notok "plan only wrote with dryRun=All"; fi
 
+# core22's libcurl 7.81 has no CURLOPT_PROTOCOLS_STR: the kube client then
+# restricts its handles with the CURLPROTO_* bitmasks (host/curl_lazy.h)
+export UPHOOK_TEST_CURL_VERSION=0x075100
+run plan demo; rc=$?
+unset UPHOOK_TEST_CURL_VERSION
+if [ $rc -eq 0 ] && grep -q 'demo' "$OUT"; then
+  ok "with libcurl 7.81's protocol options, plan demo works"
+else notok "with libcurl 7.81's protocol options, plan demo works (rc=$rc)"; fi
+
 # rollback after an injected 500 on the second apply
 ctl POST faults '{"status": 500, "method": "PATCH", "path": "/configmaps/demo-config$", "query": "fieldManager", "count": -1}' >/dev/null
 run upgrade demo; rc=$?
