@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <lauxlib.h>
 
+#include "jansson_compat.h"
 #include "json.h"
 #include "luax.h"
 
@@ -163,7 +164,7 @@ static void dec_tree(jctx *c, json_t *root)
       v = json_array_get(f->node, f->i - 1);
     } else {
       lua_pushlstring(L, json_object_iter_key(f->iter),
-                      json_object_iter_key_len(f->iter));
+                      uh_json_iter_key_len(f->iter));
       v = json_object_iter_value(f->iter);
       f->iter = json_object_iter_next(f->node, f->iter);
     }
@@ -239,14 +240,18 @@ static void enc_attach(jctx *c, json_t *v)
   } else if (lua_type(L, f->tidx + 1) == LUA_TSTRING) {
     size_t n;
     const char *k = lua_tolstring(L, f->tidx + 1, &n);
-    bad = json_object_setn_new(f->node, k, n, v);
+    bad = uh_json_setn_new(f->node, k, n, v);
   } else {
     char buf[32];
     snprintf(buf, sizeof buf, LUA_INTEGER_FMT, lua_tointeger(L, f->tidx + 1));
     bad = json_object_set_new(f->node, buf, v);
   }
   if (bad)
-    enc_error(c, UH_EINVAL, "invalid UTF-8 in a key (or out of memory)");
+    enc_error(c, UH_EINVAL, "invalid UTF-8 in a key (or out of memory)"
+#ifdef UH_JANSSON_NO_KEYLEN
+              " or a NUL byte in a key, which jansson < 2.14 cannot hold"
+#endif
+              );
 }
 
 /* The table on top becomes a frame holding a new, attached container. */
