@@ -91,7 +91,8 @@ static void push_options(lua_State *L, const struct uh_cli *c,
 }
 
 /* Find the addon named by the first operand; push it into opts.  An
- * addon with an executable `upgrade` script runs it in our place. */
+ * addon with an executable `upgrade` script runs it in our place, from
+ * lua/cli.lua (under the node lock); one with neither has no upgrade. */
 static int lookup(lua_State *L, const struct uh_cli *c, struct uh_repos *r)
 {
   struct uh_addon a;
@@ -114,12 +115,8 @@ static int lookup(lua_State *L, const struct uh_cli *c, struct uh_repos *r)
     printf("Upgrade is not supported by %s\n", a.name);
     return 3;
   }
-  if (strcmp(c->command, "upgrade") == 0) {
-    fflush(stdout);
-    execv(path, (char **)c->rest);   /* argv[0] is the addon name */
-    fprintf(stderr, "uphook: cannot run %s\n", path);
-    return 4;
-  }
+  if (strcmp(c->command, "upgrade") == 0)
+    return -1;
   fprintf(stderr, "uphook: cannot plan %s: its upgrade is a script, not an "
           "upgrade.lua hook\n", a.name);
   return 4;

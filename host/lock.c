@@ -67,3 +67,8 @@ int sys_lock(lua_State *L)
   lua_setmetatable(L, -2);
   return 1;
 }
+
+int sys_lock_fd(lua_State *L, int idx)
+{
+  return ((struct lock *)luaL_checkudata(L, idx, LOCK_MT))->fd;
+}

@@ -334,6 +334,7 @@ static int sys_crash(lua_State *L)
 
 static const luaL_Reg sys_funcs[] = {
   { "crash", sys_crash },
+  { "exec", sys_exec },
   { "fdclose", sys_fdclose },
   { "fdreadall", sys_fdreadall },
   { "fdwrite", sys_fdwrite },

@@ -1,5 +1,6 @@
 --- uphook.cli: what each command does, given the options host/cli.c
 --- parsed. Exit codes are docs/contract.md §1's.
+local enabled = require "uphook.enabled"
 local engine = require "uphook.engine"
 local Backend = require "uphook.backend"
 local plan = require "uphook.plan"
@@ -67,6 +68,17 @@ local function node_lock(o, c, cmd, L)
   return c.sys.lock(dir .. "/.microk8s-addon-lock", o.lock_wait)
 end
 
+--- An addon that is not enabled is not upgraded: `microk8s enable`
+--- installs its current version.
+local function refuse_disabled(o, c, report, backend)
+  local a = o.addon
+  if enabled.check(backend, a.check_status, enabled.this_node(o, c)) == false then
+    report:error(string.format("Addon %s is not enabled: 'microk8s enable "
+      .. "%s/%s' installs its current version", a.name, a.repo, a.name))
+    return engine.EARLY
+  end
+end
+
 local function print_outcome(o, report, code, run)
   if o.command == "plan" and code == engine.OK then
     if not report:event({ event = "plan", addon = run.addon, from = run.from,
@@ -124,6 +136,8 @@ local function upgrade(o, c, report)
     return engine.STUCK
   end
   local backend, net = Backend.connect(o, c, report, L)
+  local refused = refuse_disabled(o, c, report, backend)
+  if refused then return refused end
   local argv = {}
   for i = 2, #o.operands do argv[#argv + 1] = o.operands[i] end
   local code, run = engine.run { command = o.command, addon = addon.name,
@@ -138,6 +152,30 @@ local function upgrade(o, c, report)
   print_outcome(o, report, code, run)
   if type(lock) == "userdata" then lock:release() end
   return code
+end
+
+--- An addon whose upgrade is an executable `upgrade` script: it runs in
+--- uphook's place, as `microk8s enable` runs an enable script: under the
+--- node lock, with MICROK8S_ADDONS_SKIP_LOCK=1 so that what it runs
+--- (`microk8s enable ...`) does not wait for that lock, with the
+--- arguments after the addon; its exit code is the command's.
+local function script(o, c, report)
+  local addon = o.addon
+  local L = layout(o, c, addon)
+  local lock, lerr = node_lock(o, c, "upgrade", L)
+  if not lock then report:error(lerr); return engine.LOCKED end
+  local backend = Backend.connect(o, c, report, L)
+  local refused = refuse_disabled(o, c, report, backend)
+  if backend.close then backend:close() end
+  if refused then return refused end
+  local argv = { addon.script }
+  for i = 2, #o.operands do argv[#argv + 1] = o.operands[i] end
+  if o.temporary_dir then c.sys.rmtree(o.temporary_dir) end
+  local _, err = c.sys.exec(addon.script, argv,
+    { MICROK8S_ADDONS_SKIP_LOCK = "1" }, type(lock) == "userdata" and lock
+    or nil)
+  report:error(err)
+  return engine.EARLY
 end
 
 local function recover(o, c, report)
@@ -187,7 +225,10 @@ local function recover(o, c, report)
 end
 
 local COMMANDS = {
-  upgrade = upgrade, plan = upgrade, recover = recover,
+  upgrade = function(o, c, r)
+    return (o.addon.script and script or upgrade)(o, c, r)
+  end,
+  plan = upgrade, recover = recover,
   test = function(o, c) return require("uphook.test").main(o, c) end,
   lint = function(o, c, r) return require("uphook.lint").main(o, c, r) end,
   list = function(o, c, r) return require("uphook.list").main(o, c, r) end,

@@ -2,6 +2,7 @@
 --- enabled, the installed version, the hook's target and whether an
 --- upgrade is possible (`uphook list [--output json]`).
 local Backend = require "uphook.backend"
+local enabled = require "uphook.enabled"
 local hookload = require "uphook.hookload"
 local prims = require "uphook.prims"
 local Report = require "uphook.report"
@@ -10,30 +11,6 @@ local semver = require "uphook.semver"
 local state = require "uphook.state"
 
 local M = {}
-
--- check_status names a resource the way `kubectl get` does
-local RESOURCE_KINDS = { pod = "v1/Pod", service = "v1/Service",
-  ["deployment.apps"] = "apps/v1/Deployment",
-  ["daemonset.apps"] = "apps/v1/DaemonSet",
-  ["statefulset.apps"] = "apps/v1/StatefulSet",
-  deployment = "apps/v1/Deployment", daemonset = "apps/v1/DaemonSet",
-  storageclass = "storage.k8s.io/v1/StorageClass",
-  ["storageclass.storage.k8s.io"] = "storage.k8s.io/v1/StorageClass",
-  namespace = "v1/Namespace", configmap = "v1/ConfigMap" }
-
----Is the addon enabled? As MicroK8s does: an object named by
----check_status exists (its name is a prefix, like `kubectl get all`).
-local function enabled(backend, check)
-  local res, name = (check or ""):match("^([%w%.]+)/(.+)$")
-  local kind = res and RESOURCE_KINDS[res:lower()]
-  if not kind then return nil end
-  local ok, objs = pcall(backend.list, backend, kind, {})
-  if not ok then return nil end
-  for _, o in ipairs(objs) do
-    if o.metadata.name:sub(1, #name) == name then return true end
-  end
-  return false
-end
 
 --- Hook declarations, read in confined children BEFORE the backend
 --- connects: a forked child must never inherit libcurl's copies of the
@@ -75,7 +52,7 @@ local function detect(o, c, backend, r, a, report)
 end
 
 local function row(o, c, backend, r, a, report)
-  r.enabled = enabled(backend, a.check_status)
+  r.enabled = enabled.check(backend, a.check_status, enabled.this_node(o, c))
   local ok, st = pcall(state.read, R.new { backend = backend,
     addon = a.name, c = c, report = report })
   r.installed = ok and st and st.version or nil

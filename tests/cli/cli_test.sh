@@ -3,8 +3,8 @@
 . tests/cli/lib.sh
 
 R1="$TMP/core"; R2="$TMP/community"
-make_repo "$R1" hello legacy nohook both
-make_repo "$R2" both
+CHECK=deployment.apps make_repo "$R1" hello legacy nohook both
+CHECK=deployment.apps make_repo "$R2" both
 cp tests/lua/addons/hello/upgrade.lua "$R1/addons/hello/"
 cp tests/lua/addons/hello/upgrade.lua "$R1/addons/both/"
 cp tests/lua/addons/hello/upgrade.lua "$R2/addons/both/"
@@ -14,7 +14,12 @@ echo "legacy upgrade called with: $*"
 exit 7
 SH
 chmod +x "$R1/addons/legacy/upgrade"
-printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n' > "$TMP/cluster.yaml"
+printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n' > "$TMP/bare.yaml"
+# the addons are enabled: the objects their check_status names exist
+cp "$TMP/bare.yaml" "$TMP/cluster.yaml"
+for n in hello legacy both; do
+  printf -- '---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: %s, namespace: default}\n' "$n"
+done >> "$TMP/cluster.yaml"
 # every run gets a fresh state dir, so a fresh offline world
 N=0
 U() { N=$((N + 1)); "$UPHOOK" --addons "$R1" --addons "$R2" \
@@ -52,6 +57,15 @@ expect "legacy upgrade script runs with the args, its exit code is ours" 7 \
   "legacy upgrade called with: --flag x 1.2.3"
 run U plan legacy
 expect "plan of a legacy script says it cannot" 4 "cannot plan legacy"
+B() { N=$((N + 1)); "$UPHOOK" --addons "$R1" --offline "$TMP/bare.yaml" \
+  --state-dir "$TMP/state$N" "$@"; }
+run B upgrade hello
+expect "an addon that is not enabled is refused with exit 4" 4 \
+  "Addon hello is not enabled: 'microk8s enable core/hello'"
+run B upgrade legacy 1.2.3
+expect "so is one whose upgrade is a script, which does not run" 4 \
+  "Addon legacy is not enabled"
+refute "the refused script did not run" "legacy upgrade called"
 
 run U upgrade hello --colour=red
 expect "undeclared --name exits 2" 2 "unknown parameter --colour"
@@ -70,10 +84,10 @@ expect "--output json plan is one JSON event per line" 0 '"event":"plan"' \
   '"action":"created"'
 
 # the offline cluster is fresh per run; a hook already at its version
-printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-hello, namespace: kube-system}\ndata: {version: 1.2.0}\n' > "$TMP/at.yaml"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-hello, namespace: kube-system}\ndata: {version: 1.2.0}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: hello, namespace: default}\n' > "$TMP/at.yaml"
 run $UPHOOK --addons $R1 --offline "$TMP/at.yaml" upgrade hello
 expect "already at the version: exit 0, nothing run" 0 "already at 1.2.0"
-printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-hello, namespace: kube-system}\ndata: {version: 0.9.0}\n' > "$TMP/old.yaml"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-hello, namespace: kube-system}\ndata: {version: 0.9.0}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: hello, namespace: default}\n' > "$TMP/old.yaml"
 run $UPHOOK --addons $R1 --offline "$TMP/old.yaml" upgrade hello
 expect "a version outside from exits 4" 4 "0.9.0 cannot be upgraded"
 # without --state-dir the offline world is a temporary folder ($TMPDIR),

@@ -32,14 +32,17 @@ refute() {
   if grep -qE -- "$2" "$OUT"; then not_ok "$1"; else ok "$1"; fi
 }
 
-# make_repo DIR NAME...: an addon repository with those addons
+# make_repo DIR NAME...: an addon repository with those addons; with
+# CHECK=deployment.apps, each one's check_status is deployment.apps/NAME
+# (without, uphook cannot tell whether it is enabled and does not refuse)
 make_repo() {
   dir=$1; shift
   mkdir -p "$dir/addons"
   { echo "microk8s-addons:"; echo "  addons:"
     for n in "$@"; do
       mkdir -p "$dir/addons/$n"
-      printf '    - name: %s\n      description: %s\n      version: 1.0.0\n      check_status: deployment.apps/%s\n' "$n" "$n" "$n"
+      printf '    - name: %s\n      description: %s\n      version: 1.0.0\n' "$n" "$n"
+      [ -n "${CHECK:-}" ] && printf '      check_status: %s/%s\n' "$CHECK" "$n"
     done; } > "$dir/addons.yaml"
 }
 

@@ -212,7 +212,9 @@ def runtime_globals(uphook, tmp):
         f.write(PROBE)
     cluster = os.path.join(tmp, "cluster.yaml")
     with open(cluster, "w") as f:
-        f.write("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n")
+        f.write("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n---\n"
+                "apiVersion: apps/v1\nkind: Deployment\n"
+                "metadata: {name: probe, namespace: default}\n")
     p = subprocess.run([uphook, "--addons", repo, "--offline", cluster,
                         "--state-dir", os.path.join(tmp, "state"),
                         "--output", "json", "plan", "probe"],

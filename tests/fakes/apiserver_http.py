@@ -259,13 +259,14 @@ class Handler(BaseHTTPRequestHandler):
         if m == "GET" and name is None:
             items, rv = state.list(rt, ns, q.get("labelSelector"), q.get("fieldSelector"))
             if "as=Table" in accept:
-                return self.send_body(200, table(items, rv, q), "application/json")
+                return self.send_body(200, table(items, rv, q, rt.kind), "application/json")
             return self.send_body(200, {"kind": rt.kind + "List", "apiVersion": rt.gv,
                                         "metadata": {"resourceVersion": rv}, "items": items})
         if m == "GET":
             obj = state.get(rt, ns, name)
             if "as=Table" in accept and sub is None:
-                return self.send_body(200, table([obj], obj["metadata"]["resourceVersion"], q))
+                return self.send_body(200, table([obj], obj["metadata"]["resourceVersion"], q,
+                                                  rt.kind))
             return self.send_body(200, obj)
         if m == "POST" and name is None:
             code, obj = state.create(rt, ns, self.parse_body(body, ctype), dry, manager)
@@ -305,18 +306,45 @@ class Handler(BaseHTTPRequestHandler):
         run_watch(self, state, rt, ns, q, fault)
 
 
-def table(items, rv, q):
+def node_cells(o):
+    """A Node's row as the real server prints it: NAME STATUS ROLES AGE VERSION
+    (`kubectl get nodes`; scripts grep it for " Ready ")."""
+    conds = (o.get("status") or {}).get("conditions") or []
+    ready = [c for c in conds if c.get("type") == "Ready"]
+    status = "Ready" if ready and ready[0].get("status") == "True" else (
+        "NotReady" if ready else "Unknown")
+    roles = sorted(k.split("/", 1)[1] for k in (o["metadata"].get("labels") or {})
+                   if k.startswith("node-role.kubernetes.io/"))
+    info = (o.get("status") or {}).get("nodeInfo") or {}
+    return [o["metadata"]["name"], status, ",".join(roles) or "<none>", "1m",
+            info.get("kubeletVersion", "")]
+
+
+NODE_COLUMNS = [{"name": n, "type": "string", "format": f, "priority": 0, "description": d}
+                for n, f, d in (("Name", "name", "Name must be unique."),
+                                ("Status", "", "The status of the node"),
+                                ("Roles", "", "The roles of the node"),
+                                ("Age", "", "CreationTimestamp ..."),
+                                ("Version", "", "Kubelet Version reported by the node."))]
+
+
+def table(items, rv, q, kind=None):
     include = q.get("includeObject", "Metadata")
     rows = []
     for o in items:
         md = o["metadata"]
-        row = {"cells": [md["name"], md.get("creationTimestamp")]}
+        row = {"cells": node_cells(o) if kind == "Node" else
+               [md["name"], md.get("creationTimestamp")]}
         if include == "Object":
             row["object"] = o
         elif include != "None":
             row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                              "metadata": md}
         rows.append(row)
+    if kind == "Node":
+        return {"kind": "Table", "apiVersion": "meta.k8s.io/v1",
+                "metadata": {"resourceVersion": rv}, "columnDefinitions": NODE_COLUMNS,
+                "rows": rows}
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
             "columnDefinitions": [
                 {"name": "Name", "type": "string", "format": "name", "priority": 0,
