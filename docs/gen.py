@@ -289,7 +289,8 @@ def generate():
            "# uphook reference", "",
            "Every global, standard-library module and test-harness "
            "function a hook author uses. The guide is "
-           "[guide.md](guide.md); the contract is SPEC.md.", "",
+           "[guide.md](guide.md); the contract is "
+           "[contract.md](contract.md).", "",
            "- [The hook environment](#the-hook-environment)",
            "- [The standard library](#the-standard-library)",
            "- [The test harness](#the-test-harness-uphooktest)", ""]

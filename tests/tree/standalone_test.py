@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""The repository stands alone, and its contract is docs/.
+
+Checked over the tracked files of host lua stdlib hooks tests docs
+Makefile .ci and README.md:
+  - nothing names the folder beside the checkout that the project grew
+    from (upstream is cited as canonical/<repo>@<commit>:<path>), nor
+    cites the original brief: the contract is docs/contract.md;
+  - docs/contract.md has the sections 1 to 8, in order, and every
+    "contract.md §N" citation names one of them;
+  - every relative link in README.md and docs/*.md reaches a file, and
+    its #anchor a heading of that file.
+Prints one "ok"/"not ok" line per check and "N passed, N failed".
+"""
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+AREAS = ["host", "lua", "stdlib", "hooks", "tests", "docs", "Makefile",
+         ".ci", "README.md"]
+# spelled in pieces so that this file does not match itself
+SHARED = re.compile(r"\.\./" + "shared" + r"\b|/work/" + "shared" + r"\b")
+BRIEF = re.compile(r"(?<![\w])" + "SP" + r"EC(?![\w])")
+CITE = re.compile(r"contract\.md\s*§\s*(\d+)")
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+passed = failed = 0
+
+
+def check(ok, what, problems):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok - " + what)
+    else:
+        failed += 1
+        print("not ok - " + what)
+        for p in problems[:40]:
+            print("    " + p)
+        if len(problems) > 40:
+            print("    ... and %d more" % (len(problems) - 40))
+
+
+def tracked():
+    """The tracked files of AREAS, or every file when this is no git
+    checkout (a copy made without .git)."""
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--"]
+                             + AREAS, capture_output=True, check=True)
+        files = [f for f in out.stdout.decode().split("\0") if f]
+        if files:
+            return files
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    files = []
+    for a in AREAS:
+        p = os.path.join(ROOT, a)
+        if os.path.isfile(p):
+            files.append(a)
+        for d, dirs, names in os.walk(p):
+            dirs[:] = [x for x in dirs if x != "build"]
+            files += [os.path.relpath(os.path.join(d, n), ROOT)
+                      for n in names]
+    return files
+
+
+def text_of(rel):
+    try:
+        with open(os.path.join(ROOT, rel), "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if b"\0" in data:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+files = tracked()
+texts = {f: t for f in files for t in [text_of(f)] if t is not None}
+
+shared, brief = [], []
+for f, t in texts.items():
+    for n, line in enumerate(t.split("\n"), 1):
+        if SHARED.search(line):
+            shared.append("%s:%d: %s" % (f, n, line.strip()[:100]))
+        if BRIEF.search(line):
+            brief.append("%s:%d: %s" % (f, n, line.strip()[:100]))
+check(not shared, "nothing names the folder beside the checkout "
+      "(cite upstream as canonical/<repo>@<commit>:<path>)", shared)
+check(not brief, "nothing cites the original brief (cite "
+      "docs/contract.md §N)", brief)
+
+contract = texts.get(os.path.join("docs", "contract.md"), "")
+sections = [int(m.group(1)) for m in
+            re.finditer(r"^## (\d+)\. ", contract, re.M)]
+check(sections == list(range(1, 9)), "docs/contract.md has sections 1 to "
+      "8 in order", ["found: %s" % sections])
+bad = []
+for f, t in texts.items():
+    for n, line in enumerate(t.split("\n"), 1):
+        for m in CITE.finditer(line):
+            if int(m.group(1)) not in sections:
+                bad.append("%s:%d: §%s" % (f, n, m.group(1)))
+ncites = sum(len(CITE.findall(t)) for t in texts.values())
+check(not bad and ncites >= 10, "every contract.md §N citation names a "
+      "section (%d citations)" % ncites, bad)
+
+
+def slug(heading):
+    """GitHub's anchor of a Markdown heading."""
+    s = heading.strip().lower()
+    s = re.sub(r"[^\w\- ]", "", s)
+    return s.replace(" ", "-")
+
+
+def anchors(md):
+    out, seen = set(), {}
+    in_code = False
+    for line in md.split("\n"):
+        if line.startswith("```"):
+            in_code = not in_code
+        if in_code:
+            continue
+        m = re.match(r"^#+\s+(.*)$", line)
+        if m:
+            a = slug(m.group(1))
+            k = seen.get(a, 0)
+            seen[a] = k + 1
+            out.add(a if k == 0 else "%s-%d" % (a, k))
+    return out
+
+
+broken = []
+docs = [f for f in texts if f == "README.md"
+        or (f.startswith("docs" + os.sep) and f.endswith(".md"))]
+for f in sorted(docs):
+    in_code = False
+    for n, line in enumerate(texts[f].split("\n"), 1):
+        if line.startswith("```"):
+            in_code = not in_code
+        if in_code:
+            continue
+        for m in LINK.finditer(line):
+            target = m.group(1)
+            if re.match(r"^[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = os.path.normpath(os.path.join(os.path.dirname(f), path)) \
+                if path else f
+            full = os.path.join(ROOT, dest)
+            if not os.path.exists(full):
+                broken.append("%s:%d: %s (no file %s)" % (f, n, target, dest))
+            elif anchor and dest.endswith(".md"):
+                if anchor not in anchors(text_of(dest) or ""):
+                    broken.append("%s:%d: %s (no heading #%s in %s)"
+                                  % (f, n, target, anchor, dest))
+check(not broken, "every relative link in README.md and docs/ resolves",
+      broken)
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
