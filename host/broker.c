@@ -215,6 +215,8 @@ static int serve_call(lua_State *L, struct child *c, int msg, int h,
       lua_rawseti(L, -2, i);
     }
     uh_markarray(L, -1);
+  } else if (lua_istable(L, top + 1)) {
+    lua_pushvalue(L, top + 1);  /* an error value: plain data (errors.wire) */
   } else {
     lua_pushstring(L, lua_isstring(L, top + 1) ? lua_tostring(L, top + 1)
                    : "error in uphook");

@@ -214,6 +214,26 @@ static int strict_newindex(lua_State *L)
 
 /* ---- The RPC stubs. ---- */
 
+/* The metatable of the error values primitives raise: tostring(err) is
+ * err.message; the fields are plain data the hook may read. */
+#define ERROR_MT "uphook.error"
+
+static int error_tostring(lua_State *L)
+{
+  if (lua_istable(L, 1) && lua_getfield(L, 1, "message") == LUA_TSTRING)
+    return 1;
+  lua_pushliteral(L, "error");
+  return 1;
+}
+
+static void new_error_mt(lua_State *L)
+{
+  luaL_newmetatable(L, ERROR_MT);
+  lua_pushcfunction(L, error_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+}
+
 /* Send {"call", name, {args...}} and wait for {"ret", ok, value}.  Top-
  * level nils travel as null and come back as nil. */
 static int stub_call(lua_State *L)
@@ -244,6 +264,11 @@ static int stub_call(lua_State *L)
     _exit(3);
   ok = lua_toboolean(L, -1);
   lua_rawgeti(L, -2, 3);
+  if (!ok && lua_istable(L, -1)) {
+    /* an error value {code, reason, message, ...} (lua/errors.lua) */
+    luaL_setmetatable(L, ERROR_MT);
+    return lua_error(L);
+  }
   if (!ok) {
     luaL_where(L, 1);
     lua_insert(L, -2);
@@ -448,6 +473,7 @@ static void build_env(lua_State *L)
   lua_setfield(L, LUA_REGISTRYINDEX, "uphook.fetchmod");
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, "uphook.modules");
+  new_error_mt(L);
   /* strict globals */
   lua_createtable(L, 0, 2);                 /* [G, env, mt] */
   lua_pushcfunction(L, strict_index);
@@ -469,8 +495,17 @@ static struct alloc_ud g_alloc;
 static int msgh(lua_State *L)
 {
   if (!lua_isstring(L, 1)) {
-    lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    /* an error value (or any value with __tostring, or a string
+     * `message` field) reads as its message */
+    if (luaL_callmeta(L, 1, "__tostring") && lua_isstring(L, -1))
+      ;
+    else if (lua_istable(L, 1)
+             && lua_getfield(L, 1, "message") == LUA_TSTRING)
+      ;
+    else
+      lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     lua_replace(L, 1);
+    lua_settop(L, 1);
   }
   luaL_traceback(L, L, NULL, 1);
   lua_setfield(L, LUA_REGISTRYINDEX, "uphook.trace");

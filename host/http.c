@@ -89,6 +89,7 @@ typedef struct sink {
   uint64_t flushed;             /* writeback started up to here */
   uh_err err;                   /* why sink_write refused */
   int errnum;
+  long status;                  /* the last HTTP status, for errors */
 } sink;
 
 static int mkdirs(char *path)
@@ -432,11 +433,25 @@ static void push_result(lua_State *L, const char *path, const char *hex,
   lua_setfield(L, -2, "cached");
 }
 
-static int push_fail(lua_State *L, const char *msg)
+/* nil, message, reason, HTTP status (for an HTTP error only): the
+ * parts of the error value a hook sees (lua/errors.lua). */
+static int push_fail(lua_State *L, const char *msg, uh_err rc, long status)
 {
+  static const char *const reasons[UH_ELAST] = {
+    [UH_EHTTP] = "HTTPError", [UH_ENET] = "NetworkError",
+    [UH_ETIMEOUT] = "Timeout", [UH_ECHECKSUM] = "ChecksumMismatch",
+    [UH_ELIMIT] = "TooLarge", [UH_EDENIED] = "Forbidden",
+    [UH_EIO] = "IOError", [UH_ENOENT] = "IOError", [UH_ENOMEM] = "IOError",
+  };
   luaL_pushfail(L);
   lua_pushstring(L, msg);
-  return 2;
+  lua_pushstring(L, (unsigned)rc < UH_ELAST && reasons[rc] ? reasons[rc]
+                    : "NetworkError");
+  if (rc == UH_EHTTP && status > 0)
+    lua_pushinteger(L, status);
+  else
+    lua_pushnil(L);
+  return 4;
 }
 
 static int sync_dir(const char *dir)
@@ -501,7 +516,7 @@ static int cache_fill(lua_State *L, const opts *o, feed_fn feed)
   bytes = s.bytes;
   sink_close(&s);
   if (rc != UH_OK)
-    return push_fail(L, msg);
+    return push_fail(L, msg, rc, s.status);
   push_result(L, path, o->sha256, bytes, 0);
   return 1;
 }
@@ -599,13 +614,16 @@ static void opts_need(lua_State *L, const char *v, const char *key)
 static uh_err feed_http(const opts *o, sink *s, char *msg, size_t msglen)
 {
   xfer x;
+  uh_err rc;
   memset(&x, 0, sizeof x);
   x.url0 = o->url;
   x.allow = &o->allow;
   x.ca_file = o->ca_file;
   x.out = s;
   uh_progress_start(&x.bar, o->progress, o->url);
-  return xfer_run(&x, o->deadline, msg, msglen);
+  rc = xfer_run(&x, o->deadline, msg, msglen);
+  s->status = x.status;
+  return rc;
 }
 
 static uh_err feed_given(const opts *o, sink *s, char *msg, size_t msglen)
@@ -696,7 +714,7 @@ static int http_fetch(lua_State *L)
   if (rc == UH_OK)
     lua_pushlstring(L, s.buf ? s.buf : "", s.len);
   sink_close(&s);
-  return rc == UH_OK ? 1 : push_fail(L, msg);
+  return rc == UH_OK ? 1 : push_fail(L, msg, rc, s.status);
 }
 
 static int http_head(lua_State *L)
@@ -716,7 +734,7 @@ static int http_head(lua_State *L)
   x.nobody = 1;
   rc = xfer_run(&x, o.deadline, msg, sizeof msg);
   if (rc != UH_OK)
-    return push_fail(L, msg);
+    return push_fail(L, msg, rc, x.status);
   lua_pushinteger(L, x.status);
   return 1;
 }

@@ -10,7 +10,8 @@ local M = {}
 ---@field code integer      HTTP status: 400, 403, 404, 409, 410, 422, 500...
 ---@field reason string     NotFound, AlreadyExists, Conflict, Invalid, ...
 ---@field message string
----@field details? table    the Status details ({causes = ...} for Invalid)
+---@field details? table    the Status details (for Invalid: {name=, group=,
+---                          kind=, causes = {{reason=, message=, field=}}})
 local Error = {}
 Error.__index = Error
 Error.__tostring = function(e) return e.message end

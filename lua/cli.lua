@@ -245,8 +245,7 @@ function M.main(o)
   local ok, code = pcall(COMMANDS[o.command], o, c, report)
   if o.temporary_dir then c.sys.rmtree(o.temporary_dir) end
   if ok then return code end
-  report:error(type(code) == "table" and (code.message or "error")
-    or tostring(code))
+  report:error(require("uphook.errors").message(code))
   return engine.EARLY
 end
 

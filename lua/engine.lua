@@ -20,6 +20,7 @@ local rollback = require "uphook.rollback"
 local plan = require "uphook.plan"
 local state = require "uphook.state"
 local R = require "uphook.run"
+local errors = require "uphook.errors"
 
 local M = {}
 
@@ -161,8 +162,7 @@ local function handler(run)
     end
     local ok, r1, r2, r3 = pcall(prims.dispatch, run, name, args)
     if ok then return r1, r2, r3 end
-    if type(r1) == "table" then error(r1.message or "error", 0) end
-    error(r1, 0)
+    error(errors.wire(r1, name), 0)
   end
 end
 
@@ -299,8 +299,7 @@ end
 local function fail(run, err)
   if not R.is_stop(err) then
     err = { code = run.changed and M.FAILED or M.EARLY,
-            message = type(err) == "table" and (err.message or "error")
-                      or tostring(err) }
+            message = errors.message(err) }
   end
   run.error = err.message
   if err.code == M.FAILED or run.changed then

@@ -70,7 +70,8 @@ function M.net(c, downloads)
         .. " (add it to t.env{downloads = ...})"
     end
     if d.status and d.status >= 400 then
-      return nil, string.format("%s: HTTP %d", t.url, d.status)
+      return nil, string.format("%s: HTTP %d", t.url, d.status), "HTTPError",
+        d.status
     end
     local body = d.body
     if body == nil and d.file then
@@ -83,7 +84,7 @@ function M.net(c, downloads)
     end
     if t.max_bytes and #body > t.max_bytes then
       return nil, string.format("%s: body exceeds max_bytes (%d)", t.url,
-        t.max_bytes)
+        t.max_bytes), "TooLarge"
     end
     return body
   end
@@ -91,11 +92,12 @@ function M.net(c, downloads)
     calls = {}, heads = {},
     fetch = function(self, t)
       self.calls[#self.calls + 1] = t.url
-      local body, err = answer(t)
-      if not body then return nil, err end
+      local body, err, reason, status = answer(t)
+      if not body then return nil, err, reason, status end
       if t.sha256 and c.hash.sha256(body) ~= t.sha256:lower() then
         return nil, string.format("sha256 mismatch for %s: expected %s, "
-          .. "got %s", t.url, t.sha256, c.hash.sha256(body))
+          .. "got %s", t.url, t.sha256, c.hash.sha256(body)),
+          "ChecksumMismatch"
       end
       return body
     end,
@@ -105,8 +107,8 @@ function M.net(c, downloads)
         return { path = cached, sha256 = t.sha256, cached = true }
       end
       self.calls[#self.calls + 1] = t.url
-      local body, err = answer(t)
-      if not body then return nil, err end
+      local body, err, reason, status = answer(t)
+      if not body then return nil, err, reason, status end
       return c.http.store { body = body, sha256 = t.sha256,
         cache_dir = t.cache_dir, url = t.url, max_bytes = t.max_bytes }
     end,

@@ -8,6 +8,7 @@ local rollback = require "uphook.rollback"
 local plan = require "uphook.plan"
 local kinds = require "uphook.kinds"
 local state = require "uphook.state"
+local errors = require "uphook.errors"
 
 local M = {}
 
@@ -89,6 +90,14 @@ local function objects_of(run, objs)
         argerr(1, "apply", "object #" .. i .. " (" .. o.kind
           .. ") has no metadata.name")
       end
+      for _, f in ipairs { "labels", "annotations" } do
+        local m = o.metadata[f]
+        if m ~= nil and m ~= run.null and type(m) ~= "table" then
+          argerr(1, "apply", string.format("object #%d (%s %s): metadata.%s "
+            .. "must be a map, got %s", i, o.kind, o.metadata.name, f,
+            type(m)))
+        end
+      end
       out[#out + 1] = o
     end
   end
@@ -168,6 +177,13 @@ end
 function H.kube_list(run, kind, opts)
   checktype(kind, "string", 1, "list")
   opts = checkopts(opts, { namespace = true, labels = true }, 2, "list")
+  checktype(opts.namespace, "string", 2, "list", true)
+  checktype(opts.labels, "table", 2, "list", true)
+  for k, v in pairs(opts.labels or {}) do
+    if type(k) ~= "string" or type(v) ~= "string" then
+      argerr(2, "list", "labels must map strings to strings")
+    end
+  end
   return run.backend:list(kind, opts)
 end
 
@@ -282,9 +298,9 @@ function H.kube_rollout(run, kind, name, namespace, opts)
     return done
   end, timeout)
   if not ok then
-    error(string.format("timeout after %gs waiting for the rollout of %s "
-      .. "%s: %s", timeout, kind, kinds.joinname(name, namespace),
-      last and status or "it does not exist"), 0)
+    errors.raise("Timeout", string.format("timeout after %gs waiting for "
+      .. "the rollout of %s %s: %s", timeout, kind,
+      kinds.joinname(name, namespace), last and status or "it does not exist"))
   end
   return true
 end
@@ -315,9 +331,9 @@ function H.kube_wait(run, kind, name, namespace, opts)
     return false
   end, timeout)
   if not ok then
-    error(string.format("timeout after %gs waiting for %s %s to be %s "
-      .. "(last seen: %s)", timeout, kind, kinds.joinname(name, namespace),
-      opts.condition, seen), 0)
+    errors.raise("Timeout", string.format("timeout after %gs waiting for "
+      .. "%s %s to be %s (last seen: %s)", timeout, kind,
+      kinds.joinname(name, namespace), opts.condition, seen))
   end
   return true
 end
@@ -406,9 +422,20 @@ local function split_path(run, path, n, fname)
 end
 M.split_path = split_path
 
-local function ok_or_raise(v, err, ...)
-  if v == nil and err then error(err, 0) end
+--- A failed operation on a file: an error value naming it (`root:rel`).
+local function fs_ok(path, v, err, ...)
+  if v == nil and err then errors.raise("IOError", err, { path = path }) end
   return v, err, ...
+end
+
+--- A failed transfer: an error value with the URL and, when the server
+--- answered, its HTTP status.
+local function net_ok(url, v, err, reason, status)
+  if v == nil and err then
+    errors.raise(reason or "NetworkError", err, { url = url,
+      code = math.tointeger(status) })
+  end
+  return v
 end
 
 --- The permission to change a file: args:<service> or bin:<file>.
@@ -423,12 +450,13 @@ end
 
 function H.config_read(run, path)
   local _, dir, rel = split_path(run, path, 1, "read")
-  return ok_or_raise(run.fs.read(dir, rel))
+  return fs_ok(path, run.fs.read(dir, rel))
 end
 
 --- Journal, then write (or only record under plan).
 local function change_file(run, root, dir, rel, new, mode)
-  local prior = ok_or_raise(run.fs.read(dir, rel))
+  local path = root .. ":" .. rel
+  local prior = fs_ok(path, run.fs.read(dir, rel))
   if prior == new then
     plan.file(run, root .. ":" .. rel, prior, new)
     return false
@@ -437,11 +465,11 @@ local function change_file(run, root, dir, rel, new, mode)
     rollback.record(run, { op = "file", root = root, path = rel,
       prior = prior, mode = prior and (run.fs.stat(dir, rel) or {}).mode })
     if new == nil then
-      ok_or_raise(run.fs.remove(dir, rel))
+      fs_ok(path, run.fs.remove(dir, rel))
     else
       -- an existing file keeps its mode unless the hook gives one
       local st = prior and run.fs.stat(dir, rel)
-      ok_or_raise(run.fs.write(dir, rel, new, mode or (st and st.mode)))
+      fs_ok(path, run.fs.write(dir, rel, new, mode or (st and st.mode)))
     end
     rollback.changed(run)
   end
@@ -464,7 +492,7 @@ end
 function H.config_remove(run, path)
   local root, dir, rel = split_path(run, path, 1, "remove")
   need_write(run, root, rel, "config.remove")
-  if ok_or_raise(run.fs.read(dir, rel)) == nil then return false end
+  if fs_ok(path, run.fs.read(dir, rel)) == nil then return false end
   change_file(run, root, dir, rel, nil)
   return true
 end
@@ -472,7 +500,8 @@ end
 function H.config_args(run, service)
   checktype(service, "string", 1, "args")
   local _, dir, rel = split_path(run, "args:" .. service, 1, "args")
-  return run.argsfile.parse(ok_or_raise(run.fs.read(dir, rel)) or "")
+  return run.argsfile.parse(fs_ok("args:" .. service, run.fs.read(dir, rel))
+    or "")
 end
 
 function H.config_set_args(run, service, changes)
@@ -490,7 +519,7 @@ function H.config_set_args(run, service, changes)
   end
   local root, dir, rel = split_path(run, "args:" .. service, 1, "set_args")
   need_write(run, root, rel, "config.set_args")
-  local old = ok_or_raise(run.fs.read(dir, rel)) or ""
+  local old = fs_ok("args:" .. service, run.fs.read(dir, rel)) or ""
   local new, changed = run.argsfile.edit(old, changes)
   if not changed then return false end
   return change_file(run, root, dir, rel, new)
@@ -546,14 +575,14 @@ function H.net_fetch(run, url, opts)
   need_net(run, url, "net.fetch")
   local t = transfer_opts(run, url, opts, 16 << 20)
   t.sha256 = opts.sha256
-  return ok_or_raise(run.net:fetch(t))
+  return net_ok(url, run.net:fetch(t))
 end
 
 --- The sum of url's file in the checksum file at sums_url.
 local function sum_from(run, url, sums_url)
   checktype(sums_url, "string", 2, "download")
   need_net(run, sums_url, "net.download")
-  local text = ok_or_raise(run.net:fetch(transfer_opts(run, sums_url, {},
+  local text = net_ok(sums_url, run.net:fetch(transfer_opts(run, sums_url, {},
     1 << 20)))
   local file = (url:gsub("[?#].*$", "")):match("([^/]+)$") or ""
   local sum, err = run.http.checksum_for(text, file)
@@ -593,7 +622,7 @@ function H.net_download(run, url, opts)
   end
   local t = transfer_opts(run, url, opts, 2 << 30)
   t.sha256, t.cache_dir = sum, run.cache_dir
-  ok_or_raise(run.net:download(t))
+  net_ok(url, run.net:download(t))
   return "cache:" .. sum
 end
 
@@ -609,10 +638,10 @@ function H.hash_file(run, path)
   local abs, sum = cache_file(run, path)
   if abs then
     if run.plan then return sum end
-    return ok_or_raise(run.hash.file(abs))
+    return fs_ok(path, run.hash.file(abs))
   end
   local _, dir, rel = split_path(run, path, 1, "file")
-  return ok_or_raise(run.fs.hash(dir, rel))
+  return fs_ok(path, run.fs.hash(dir, rel))
 end
 
 function H.config_install(run, downloaded, path, opts)
@@ -632,7 +661,7 @@ function H.config_install(run, downloaded, path, opts)
   plan.install(run, downloaded, root .. ":" .. rel, mode)
   if run.plan then return end
   rollback.record_backup(run, root, dir, rel)
-  ok_or_raise(run.fs.install(src, dir, rel, mode))
+  fs_ok(root .. ":" .. rel, run.fs.install(src, dir, rel, mode))
   rollback.changed(run)
 end
 
@@ -641,7 +670,7 @@ end
 function H.addon_read(run, rel)
   checktype(rel, "string", 1, "read")
   local _, dir, r = split_path(run, "addon:" .. rel, 1, "addon.read")
-  local s = ok_or_raise(run.fs.read(dir, r))
+  local s = fs_ok("addon:" .. rel, run.fs.read(dir, r))
   if s == nil then
     error(string.format("addon.read: %s has no file %s", run.addon, rel), 0)
   end

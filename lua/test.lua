@@ -154,6 +154,12 @@ local function read_cached(cache, path, decode)
   return v
 end
 
+--- The Status reason an injected fault carries by default, by code.
+local FAULT_REASONS = { [400] = "BadRequest", [403] = "Forbidden",
+  [404] = "NotFound", [409] = "Conflict", [422] = "Invalid",
+  [429] = "TooManyRequests", [500] = "InternalError",
+  [503] = "ServiceUnavailable", [504] = "Timeout" }
+
 --- Wrap a backend and the C families so that env:fail faults fire at
 --- the primitive's change, after what came before it really happened.
 local function faulty(env, backend, c)
@@ -165,7 +171,9 @@ local function faulty(env, backend, c)
          and (f.path == nil or f.path == path) then
         f.seen = (f.seen or 0) + 1
         if f.seen > (f.after or 0) then
-          error({ code = f.code or 500, reason = "InternalError",
+          local code = f.code or 500
+          error({ code = code, reason = f.reason or FAULT_REASONS[code]
+            or "InternalError",
             message = f.error or ("injected fault in " .. on) }, 0)
         end
       end

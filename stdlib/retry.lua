@@ -4,7 +4,7 @@
 --- local retry = require "retry"
 --- local objs = retry(function() return kube.list("Pod", { namespace = "kube-system" }) end,
 ---                    { attempts = 5, delay = 2,
----                      retry_on = function(err) return type(err) == "table" and err.code == 409 end })
+---                      retry_on = function(err) return err.code == 409 end })
 --- ```
 ---
 --- `retry(fn, opts)` calls `fn()` up to `opts.attempts` times and returns
@@ -16,9 +16,12 @@
 ---
 --- When every attempt failed, or `retry_on(err)` returned false, the last
 --- error is raised again with the attempt count added: a string becomes
---- `"<err> (failed after N attempts)"`; a table error (such as a Kubernetes
---- API error `{code=, reason=, message=}`) is copied with `attempts = N`
---- and the same suffix on its `message`. Other values are raised as is.
+--- `"<err> (failed after N attempts)"`; a table error (such as the
+--- `uphook.Error` of a Kubernetes API error, `{code=, reason=, message=}`)
+--- is copied, metatable included, with `attempts = N` and the same suffix
+--- on its `message`. Other values are raised as is. `retry_on` sees the
+--- error as the primitive raised it: `err.code == 409` matches a Conflict
+--- (and is simply false for a string error).
 local M = {}
 
 ---Test seams: when set, used instead of `__uphook.sleep` and the global

@@ -30,6 +30,35 @@
 
 -- Types ---------------------------------------------------------------------
 
+---What a primitive raises when its request failed in the world: the API
+---server refused it (`kube.*`), a transfer failed (`net.*`), a file of
+---the node could not be read or written (`config.*`, `hash.file`,
+---`addon.read`), or a wait ran out (`kube.rollout`, `kube.wait`).
+---`tostring(err)` is `err.message`; `error(err)` re-raises it unchanged;
+---an uncaught one ends the phase with its message
+---(`upgrade failed: deployments.apps "x" is invalid: ...`).
+---
+---```lua
+---local retry = require "retry"
+---retry(function() return kube.apply(objs) end,
+---      { attempts = 5, retry_on = function(err) return err.code == 409 end })
+---local ok, err = pcall(kube.get, "IPAddressPool", "default", "metallb-system")
+---if not ok and err.reason == "NotFound" then ... end   -- the CRD is not there yet
+---```
+---
+---Misuse of a primitive (a bad argument, a missing permission, a change
+---outside `upgrade`, the data-loss guard) raises a plain string: a bug in
+---the hook, not a condition to handle. `err.code` and `err.reason` read
+---as nil on a string, so the checks above need no `type(err)` test.
+---Messages never carry uphook's own source positions.
+---@class uphook.Error
+---@field reason string kube: the server's Status reason (`NotFound`, `AlreadyExists`, `Conflict`, `Invalid`, `Forbidden`, `BadRequest`, `InternalError`, ...); net: `HTTPError`, `NetworkError`, `Timeout`, `ChecksumMismatch`, `TooLarge`, `Forbidden` (a refused redirect); config: `IOError`; waits: `Timeout`
+---@field message string the readable message, naming the object, URL or file (for kube, the server's own: `deployments.apps "x" not found`)
+---@field code? integer the HTTP status (kube: the Status code, 404, 409, 422...; net: the status of an `HTTPError`)
+---@field details? table kube: the Status details as the server sent them: `{name=, group=, kind=, causes = {{reason=, message=, field=}, ...}}` (the causes of a 422 Invalid)
+---@field url? string net: the URL asked for
+---@field path? string config: the file, as `root:relative`
+
 ---A Kubernetes object as a Lua table: the API's JSON, field for field.
 ---@class uphook.Object
 ---@field apiVersion string

@@ -46,16 +46,35 @@ function M.uid_conflict(want, have)
     want, have))
 end
 
+--- A field error's text ("<field>: <type>: <detail>") -> the StatusCause
+--- the API server sends for it.
+local CAUSE_REASONS = { ["Invalid value"] = "FieldValueInvalid",
+  Forbidden = "FieldValueForbidden", ["Required value"] = "FieldValueRequired",
+  ["Duplicate value"] = "FieldValueDuplicate",
+  ["Unsupported value"] = "FieldValueNotSupported" }
+
+local function cause(text)
+  local field, body = text:match("^(.-): (.*)$")
+  if not field then return { reason = "FieldValueInvalid", message = text } end
+  local typ = body:match("^([^:]+)")
+  return { reason = CAUSE_REASONS[typ] or "FieldValueInvalid",
+           message = body, field = field }
+end
+
 ---422 with field errors, formatted like apimachinery's aggregate:
----one error alone, several as "[a, b]".
+---one error alone, several as "[a, b]"; details as the server's.
 ---@param info KindInfo
 ---@param name string
----@param causes string[]
+---@param causes string[] field errors, "<field>: <type>: <detail>"
 function M.invalid(info, name, causes)
   local body = #causes == 1 and causes[1]
                or ("[" .. table.concat(causes, ", ") .. "]")
+  local list = {}
+  for i, c in ipairs(causes) do list[i] = cause(c) end
+  local details = { name = name, kind = info.kind, causes = list }
+  if info.group ~= "" then details.group = info.group end
   return M.new(422, "Invalid", string.format('%s "%s" is invalid: %s',
-    kinds.qualified(info), name, body), { causes = causes })
+    kinds.qualified(info), name, body), details)
 end
 
 ---403 from an admission plugin.

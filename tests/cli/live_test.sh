@@ -237,5 +237,23 @@ run -v plan demo
 if ! grep -qi 'sekrit\|BEGIN\|PRIVATE' "$OUT"; then ok "no credentials in -v output"
 else notok "no credentials in -v output"; fi
 
+# errors a hook inspects, from the API server itself (tests/lua/addons/errs)
+ln -s "$ROOT/tests/lua/addons/errs" "$ADDONS/addons/errs"
+printf '    - name: errs\n      version: "1.1.0"\n' >>"$ADDONS/addons.yaml"
+run upgrade errs --case immutable; rc=$?
+if [ $rc -eq 0 ] && grep -q '"code":422' "$OUT" && grep -q '"reason":"Invalid"' "$OUT" \
+   && grep -q '"field":"spec.clusterIPs\[0\]"' "$OUT" \
+   && grep -q '"reason":"FieldValueInvalid"' "$OUT"; then
+  ok "a 422 reaches the hook as a value with the server's causes"
+else notok "a 422 reaches the hook as a value with the server's causes (rc=$rc)"; fi
+kc delete configmap -n kube-system uphook-errs >/dev/null 2>&1
+ctl POST faults '{"status": 409, "reason": "Conflict", "method": "PATCH", "path": "/configmaps/r$", "query": "fieldManager", "count": 2}' >/dev/null
+run upgrade errs --case retry409; rc=$?
+ctl DELETE faults >/dev/null
+if [ $rc -eq 0 ] && [ "$(grep -c 'attempt [12] of 3 failed' "$OUT")" -eq 2 ] \
+   && grep -q '^.*seen {.*"ok":true' "$OUT" && [ "$(has "'ConfigMap', 'r', 'default'")" = True ]; then
+  ok "retry_on = err.code == 409 retries two Conflicts and the apply goes through"
+else notok "retry_on = err.code == 409 retries two Conflicts (rc=$rc)"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

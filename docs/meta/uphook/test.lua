@@ -94,6 +94,7 @@ function t.deep_equal(a, b) end
 ---@field path? string only this `root:path` (config.write, config.remove; for config.install the path relative to its root)
 ---@field error? string the message (default `injected fault in <on>`)
 ---@field code? integer the API status code (default 500)
+---@field reason? string the Status reason the hook sees in `err.reason` (default by code: 409 `Conflict`, 404 `NotFound`, 422 `Invalid`, 500 `InternalError`...)
 ---@field after? integer let this many matches succeed first
 
 ---The result of `env:upgrade` or `env:plan`.
