@@ -70,6 +70,10 @@ static int wait_readable(int fd, double deadline, volatile int *intr)
   for (;;) {
     struct pollfd p = { .fd = fd, .events = POLLIN };
     int ms = -1, r;
+    /* a signal that came before poll (while the broker served the last
+     * call) would not interrupt it */
+    if (intr && *intr)
+      return UH_RPC_INTR;
     if (deadline >= 0) {
       double left = deadline - uh_monotonic();
       if (left <= 0)
