@@ -18,7 +18,7 @@ LUA_SRC  := $(filter-out %_test.lua,$(LUA_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test asan install clean demo bench fuzz fuzz-build unit valgrind
+.PHONY: all deps test asan install uninstall clean demo bench fuzz fuzz-build unit valgrind
 all: $(BUILD)/uphook
 
 deps:
@@ -94,8 +94,16 @@ install: $(BUILD)/uphook
 	install -m644 $(filter-out %_test.lua,$(wildcard stdlib/*.lua)) $(DESTDIR)$(PREFIX)/share/uphook/meta/
 	sed 's|/usr/local/share/uphook|$(PREFIX)/share/uphook|' docs/luarc.json \
 	  > $(DESTDIR)$(PREFIX)/share/uphook/luarc.json
-	install -Dm644 docs/uphook.1 $(DESTDIR)$(PREFIX)/share/man/man1/uphook.1
+	mkdir -p $(DESTDIR)$(PREFIX)/share/man/man1
+	sed 's|/usr/local|$(PREFIX)|g' docs/uphook.1 > $(DESTDIR)$(PREFIX)/share/man/man1/uphook.1
 	install -Dm644 docs/uphook.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/uphook
+
+# Everything install put there (the folders stay, as they may be shared).
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/uphook \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/uphook.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/uphook
+	rm -rf $(DESTDIR)$(PREFIX)/share/uphook
 
 # docs/reference.md from the LuaCATS annotations (docs/meta, stdlib)
 .PHONY: docs

@@ -3,6 +3,7 @@
 #define UH_CLI_H
 
 #define UH_CLI_MAX_ADDONS 32
+#define UH_CLI_MAX_OPTIONS 64
 
 struct uh_cli {
   const char *command;
@@ -12,9 +13,16 @@ struct uh_cli {
   const char *ca_file;
   double timeout, lock_wait;
   long memory_limit;           /* MiB */
-  int verbosity, plan_fetch, jobs;
-  const char **rest;           /* operands after the command */
+  long jobs;
+  int verbosity, plan_fetch, reset_params, yes, dry_run;
+  int help;                    /* --help after an addon: the hook's help */
+  int json;                    /* --output json anywhere on the line */
+  unsigned char given[UH_CLI_MAX_OPTIONS];  /* options[i] was given */
+  const char **rest;           /* uphook's operands (the addon, paths) */
   int nrest;
+  const char **hook_args;      /* after the addon: the hook's arguments */
+  int nhook;
+  char *colon_buf;             /* NAME:ARG1:ARG2 split (cli_run.c) */
 };
 
 /* Parse argv.  Returns -1 when the command should run, else the exit
@@ -24,6 +32,19 @@ int uh_cli_parse(struct uh_cli *cli, int argc, char **argv);
 int uh_cli_run(struct uh_cli *cli, const char *version);
 void uh_cli_free(struct uh_cli *cli);
 
+/* Was the long option `name` ("--timeout") given? */
+int uh_cli_given(const struct uh_cli *cli, const char *name);
+
+/* End a run that stops in C: in human mode `msg` on stderr (stdout for
+ * exit 3, the exact "Upgrade is not supported by" line); with --output
+ * json an error event and the run's one result event on stdout.
+ * Returns code. */
+int uh_cli_fail(const struct uh_cli *cli, int code, const char *addon,
+                const char *msg);
+
 const char *uh_usage_text(void);
+
+struct lua_State;
+int luaopen_uphook_cli(struct lua_State *L);
 
 #endif

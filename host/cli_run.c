@@ -50,6 +50,30 @@ static void push_addon(lua_State *L, const struct uh_addon *a)
   setstr(L, "script", kind == UH_HOOK_EXEC ? path : NULL);
 }
 
+static void setbool(lua_State *L, const char *k, int v)
+{
+  lua_pushboolean(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* The flags and the terminals. */
+static void push_flags(lua_State *L, const struct uh_cli *c)
+{
+  const char *term = getenv("TERM");
+  setbool(L, "plan_fetch", c->plan_fetch);
+  setbool(L, "reset_params", c->reset_params);
+  setbool(L, "yes", c->yes);
+  setbool(L, "dry_run", c->dry_run);
+  setbool(L, "help", c->help);
+  setbool(L, "timeout_given", uh_cli_given(c, "--timeout"));
+  setbool(L, "tty", isatty(1));
+  setbool(L, "err_tty", isatty(2));
+  setbool(L, "in_tty", isatty(0));
+  /* escape codes: a terminal that is not TERM=dumb, and no NO_COLOR */
+  setbool(L, "term_dumb", term && !strcmp(term, "dumb"));
+  setbool(L, "no_color", getenv("NO_COLOR") != NULL);
+}
+
 static void push_options(lua_State *L, const struct uh_cli *c,
                          const char *version)
 {
@@ -78,51 +102,86 @@ static void push_options(lua_State *L, const struct uh_cli *c,
     lua_pushinteger(L, c->jobs);
     lua_setfield(L, -2, "jobs");
   }
-  lua_pushboolean(L, c->plan_fetch);
-  lua_setfield(L, -2, "plan_fetch");
-  lua_pushboolean(L, isatty(1));
-  lua_setfield(L, -2, "tty");
-  lua_pushboolean(L, isatty(2));
-  lua_setfield(L, -2, "err_tty");
-  lua_pushboolean(L, isatty(1) && !getenv("NO_COLOR"));
-  lua_setfield(L, -2, "color");
+  push_flags(L, c);
   push_list(L, c->rest, c->nrest);
   lua_setfield(L, -2, "operands");
+}
+
+/* MicroK8s's addon forms, as canonical/microk8s@d099c907:scripts/wrappers/
+ * common/utils.py (parse_xable_addon_args) reads them: NAME:ARG1:ARG2
+ * gives the hook ARG1 ARG2 (and excludes arguments after it); several
+ * addon names are several addons, which upgrade takes one at a time.
+ * Splits c->rest[0] in place (into a copy); -1 to go on, else exit 2. */
+static int addon_forms(struct uh_cli *c, const struct uh_repos *r)
+{
+  struct uh_addon a;
+  char err[1024], msg[1200], *colon;
+  int i, all = c->nhook > 0;
+  for (i = -1; all && i < c->nhook; i++) {
+    const char *s = i < 0 ? c->rest[0] : c->hook_args[i];
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(s, ":"), s);
+    all = *name && uh_repos_find(r, name, &a, err, sizeof err) != -1;
+  }
+  if (all) {
+    snprintf(msg, sizeof msg, "%s takes one addon at a time: run 'uphook %s "
+             "%s', then the next", c->command, c->command, c->rest[0]);
+    return uh_cli_fail(c, 2, NULL, msg);
+  }
+  if (!strchr(c->rest[0], ':'))
+    return -1;
+  if (c->nhook > 0) {
+    snprintf(msg, sizeof msg, "arguments come either after the colon "
+             "(%s) or after the addon name, not both", c->rest[0]);
+    return uh_cli_fail(c, 2, NULL, msg);
+  }
+  if (!(c->colon_buf = strdup(c->rest[0])))
+    return uh_cli_fail(c, 2, NULL, "out of memory");
+  colon = strchr(c->colon_buf, ':');
+  c->rest[0] = c->colon_buf;
+  while (colon) {              /* "dns:" gives one empty argument */
+    *colon = '\0';
+    c->hook_args[c->nhook++] = colon + 1;
+    colon = strchr(colon + 1, ':');
+  }
+  return -1;
 }
 
 /* Find the addon named by the first operand; push it into opts.  An
  * addon with an executable `upgrade` script runs it in our place, from
  * lua/cli.lua (under the node lock); one with neither has no upgrade. */
-static int lookup(lua_State *L, const struct uh_cli *c, struct uh_repos *r)
+static int lookup(lua_State *L, struct uh_cli *c, struct uh_repos *r)
 {
   struct uh_addon a;
-  char err[1024], path[4096];
-  int kind;
-  if (c->nrest < 1) {
-    fprintf(stderr, "uphook: %s needs an addon name\n", c->command);
-    return 2;
-  }
-  if (uh_repos_find(r, c->rest[0], &a, err, sizeof err) < 0) {
-    fprintf(stderr, "uphook: %s\n", err);
-    return 2;
-  }
+  char err[1024], path[4096], msg[1400];
+  int kind, rc;
+  if (strcmp(c->command, "recover") && (rc = addon_forms(c, r)) >= 0)
+    return rc;
+  if (uh_repos_find(r, c->rest[0], &a, err, sizeof err) < 0)
+    return uh_cli_fail(c, 2, c->rest[0], err);
   push_addon(L, &a);
   lua_setfield(L, -2, "addon");
   kind = uh_addon_hook(&a, path, sizeof path);
   if (kind == UH_HOOK_LUA || strcmp(c->command, "recover") == 0)
     return -1;
   if (kind == UH_HOOK_NONE) {
-    printf("Upgrade is not supported by %s\n", a.name);
-    return 3;
+    snprintf(msg, sizeof msg, "Upgrade is not supported by %s", a.name);
+    return uh_cli_fail(c, 3, a.name, msg);
+  }
+  if (c->help) {
+    printf("The upgrade of %s is a script (%s): 'uphook upgrade %s "
+           "[args...]' runs it with those arguments; uphook knows no "
+           "parameters of it.\n", a.name, path, a.name);
+    return 0;
   }
   if (strcmp(c->command, "upgrade") == 0)
     return -1;
-  fprintf(stderr, "uphook: cannot plan %s: its upgrade is a script, not an "
-          "upgrade.lua hook\n", a.name);
-  return 4;
+  snprintf(msg, sizeof msg, "cannot plan %s: its upgrade is a script, not "
+           "an upgrade.lua hook", a.name);
+  return uh_cli_fail(c, 4, a.name, msg);
 }
 
-static int push_repos(lua_State *L, const struct uh_cli *c,
+static int push_repos(lua_State *L, struct uh_cli *c,
                       struct uh_repos **out)
 {
   char err[1024];
@@ -130,10 +189,8 @@ static int push_repos(lua_State *L, const struct uh_cli *c,
   *out = uh_repos_load(c->addons, c->naddons,
                        env_or("SNAP_COMMON", "/var/snap/microk8s/common"),
                        err, sizeof err);
-  if (!*out) {
-    fprintf(stderr, "uphook: %s\n", err);
-    return 2;
-  }
+  if (!*out)
+    return uh_cli_fail(c, 2, NULL, err);
   lua_createtable(L, (int)uh_repos_count(*out), 0);
   for (i = 0; i < uh_repos_count(*out); i++) {
     push_addon(L, uh_repos_at(*out, i));
@@ -170,6 +227,8 @@ int uh_cli_run(struct uh_cli *c, const char *version)
     if (rc < 0 && strcmp(c->command, "list"))
       rc = lookup(L, c, repos);
   }
+  push_list(L, c->hook_args, c->nhook);
+  lua_setfield(L, -2, "hook_args");
   if (rc < 0) {
     lua_getglobal(L, "require");
     lua_pushliteral(L, "uphook.cli");

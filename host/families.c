@@ -1,6 +1,7 @@
 /* The C families of the trusted parent state, by module name. */
 #include "argsfile.h"
 #include "broker.h"
+#include "cli.h"
 #include "families.h"
 #include "fs.h"
 #include "hash.h"
@@ -14,6 +15,7 @@
 const struct uh_family uh_families[] = {
   { "uphook.c.argsfile", luaopen_uphook_argsfile },
   { "uphook.c.broker", luaopen_uphook_broker },
+  { "uphook.c.cli", luaopen_uphook_cli },
   { "uphook.c.fs", luaopen_uphook_fs },
   { "uphook.c.hash", luaopen_uphook_hash },
   { "uphook.c.http", luaopen_uphook_http },

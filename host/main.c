@@ -56,11 +56,6 @@ int main(int argc, char **argv)
     uh_cli_free(&cli);
     return 0;
   }
-  if (strcmp(cli.command, "help") == 0) {
-    fputs(uh_usage_text(), stdout);
-    uh_cli_free(&cli);
-    return 0;
-  }
   install_signals();
   rc = uh_cli_run(&cli, UPHOOK_VERSION);
   uh_cli_free(&cli);

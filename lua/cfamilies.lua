@@ -3,8 +3,8 @@
 --- engine, both backends and the test harness share.
 local M = {}
 
-local NAMES = { "argsfile", "broker", "fs", "hash", "http", "journal",
-  "json", "kube", "sys", "yaml" }
+local NAMES = { "argsfile", "broker", "cli", "fs", "hash", "http",
+  "journal", "json", "kube", "sys", "yaml" }
 
 local loaded
 

@@ -105,9 +105,6 @@ local function print_outcome(o, report, code, run)
     end
     return
   end
-  report:event({ event = "result", code = code, addon = run.addon,
-    error = run.error, seconds = secs, journal = code == engine.STUCK
-    and run.journal_path or nil })
   report:error(run.error or "failed")
   if run.trace and o.verbosity > 0 then io.stderr:write(run.trace, "\n") end
   if code == engine.FAILED then
@@ -119,10 +116,25 @@ local function print_outcome(o, report, code, run)
     report:error(string.format("rollback incomplete: the journal is kept "
       .. "at %s; run: uphook recover %s", run.journal_path, run.addon))
   end
+  report:event({ event = "result", code = code, addon = run.addon,
+    error = run.error, seconds = secs, journal = code == engine.STUCK
+    and run.journal_path or nil })
+end
+
+--- `uphook upgrade <addon> --help`: the hook's parameters, read from its
+--- declarations in a confined child; nothing else runs.
+local function addon_help(o, c, report)
+  local info, err = require("uphook.hookload").load(c, o.addon.hook,
+    o.addon.name .. "/upgrade.lua")
+  if not info then report:error(err); return engine.EARLY end
+  io.stdout:write(require("uphook.params").help(info, o.addon.name,
+    o.command))
+  return engine.OK
 end
 
 local function upgrade(o, c, report)
   local addon = o.addon
+  if o.help then return addon_help(o, c, report) end
   local source = must(c.sys.read(addon.hook))
   local L = layout(o, c, addon)
   -- the lock first: a journal is only "left behind" when no upgrade of
@@ -138,11 +150,10 @@ local function upgrade(o, c, report)
   local backend, net = Backend.connect(o, c, report, L)
   local refused = refuse_disabled(o, c, report, backend)
   if refused then return refused end
-  local argv = {}
-  for i = 2, #o.operands do argv[#argv + 1] = o.operands[i] end
   local code, run = engine.run { command = o.command, addon = addon.name,
     source = source, chunkname = "@" .. addon.hook,
-    hook_name = addon.name .. "/upgrade.lua", argv = argv,
+    hook_name = addon.name .. "/upgrade.lua", argv = o.hook_args,
+    reset_params = o.reset_params,
     backend = backend, net = net, roots = L.roots, c = c,
     journal_path = L.journal_path, cache_dir = L.cache_dir,
     ca_file = o.ca_file, plan_fetch = o.plan_fetch,
@@ -169,7 +180,7 @@ local function script(o, c, report)
   if backend.close then backend:close() end
   if refused then return refused end
   local argv = { addon.script }
-  for i = 2, #o.operands do argv[#argv + 1] = o.operands[i] end
+  for _, a in ipairs(o.hook_args) do argv[#argv + 1] = a end
   if o.temporary_dir then c.sys.rmtree(o.temporary_dir) end
   local _, err = c.sys.exec(addon.script, argv,
     { MICROK8S_ADDONS_SKIP_LOCK = "1" }, type(lock) == "userdata" and lock

@@ -15,6 +15,7 @@
 ---   3. The standard library (stdlib/) and the hooks (hooks/), which see
 ---      only the primitives, in the child.
 local semver = require "uphook.semver"
+local params = require "uphook.params"
 local prims = require "uphook.prims"
 local rollback = require "uphook.rollback"
 local plan = require "uphook.plan"
@@ -40,7 +41,8 @@ local PERM_PATTERNS = {
   "^bin:[%w%-_.]+$", "^restart:kubelite$", "^restart:microk8s%.daemon%-[%w%-]+$",
 }
 local FIELDS = { version = "string", from = "string", permissions = "table",
-  params = "table", description = "string", detect = "function",
+  params = "table", positional = "table", description = "string",
+  detect = "function",
   check = "function", upgrade = "function", verify = "function" }
 local REQUIRED = { "version", "from", "permissions", "upgrade" }
 
@@ -50,8 +52,18 @@ local function valid_perm(p)
   end
 end
 
+---uphook's long option names (host/cli.c), which no param may take.
+---@return table<string, true>|nil
+function M.reserved(c)
+  if not (c and c.cli and c.cli.options) then return nil end
+  local set = {}
+  for _, n in ipairs(c.cli.options) do set[n] = true end
+  return set
+end
+
 ---Check the hook table's description; returns the hook info or raises.
-function M.validate(desc, name)
+---@param reserved table<string, true>|nil names params may not take
+function M.validate(desc, name, reserved)
   local types, data = desc.types or {}, desc.data or {}
   local function bad(msg) stop(M.EARLY, name .. ": " .. msg) end
   for _, f in ipairs(REQUIRED) do
@@ -77,80 +89,75 @@ function M.validate(desc, name)
     end
     perms[p] = true
   end
-  for k, spec in pairs(data.params or {}) do
-    if type(k) ~= "string" or type(spec) ~= "table" then
-      bad("params." .. tostring(k) .. " must be a table")
-    end
-    if spec.default ~= nil and type(spec.default) ~= "string" then
-      bad("params." .. k .. ".default must be a string")
-    end
-    if spec.choices ~= nil and type(spec.choices) ~= "table" then
-      bad("params." .. k .. ".choices must be a list of strings")
-    end
-  end
+  local decl = params.declare(data, bad, reserved)
   local unknown = {}
   for f in pairs(types) do if not FIELDS[f] then unknown[#unknown + 1] = f end end
   table.sort(unknown)
   return { version = data.version, from = data.from, perms = perms,
-    permissions = data.permissions, params = data.params or {},
+    permissions = data.permissions, params = decl.params, decl = decl,
     description = data.description, has = types, unknown = unknown }
 end
 
 --- Parameters ----------------------------------------------------------------
 
----Split argv into declared params, positional args and --reset-params.
-function M.parse_args(argv, declared, addon)
-  local given, positional, reset = {}, {}, false
-  local i = 1
-  while i <= #argv do
-    local a = argv[i]
-    local name, value = a:match("^%-%-([^=]+)=(.*)$")
-    if a == "--reset-params" then reset = true
-    elseif not name and a:match("^%-%-.") then
-      name = a:sub(3)
-      value = argv[i + 1]
-      if declared[name] and value == nil then
-        stop(M.USAGE, "--" .. name .. " needs a value")
-      end
-      i = i + 1
-    elseif not name then positional[#positional + 1] = a end
-    if name then
-      local spec = declared[name]
-      if not spec then
-        local names = {}
-        for k in pairs(declared) do names[#names + 1] = "--" .. k end
-        table.sort(names)
-        stop(M.USAGE, string.format("unknown parameter --%s for %s%s", name,
-          addon, #names > 0 and (" (it takes " .. table.concat(names, ", ")
-          .. ")") or " (it takes none)"))
-      end
-      given[name] = value
+--- Problems of values, by name: choices here, pattern and check in the
+--- child (they are hook code). `values` maps names to strings.
+local function value_problems(run, values)
+  local problems, checked, n = {}, {}, 0
+  for k, v in pairs(values) do
+    local spec = run.hook.params[k]
+    local p = spec and params.choice_problem(spec, v)
+    if p then problems[k] = p
+    elseif spec and (spec.pattern or spec.has_check) then
+      checked[k] = v
+      n = n + 1
     end
-    i = i + 1
   end
-  return given, positional, reset
+  if n == 0 then return problems end
+  run.phase = "params"
+  local ok, res, kind = run.child:run("__params", { values = checked,
+    ctx = { addon = run.addon, params = run.params or values } },
+    run.handler)
+  if not ok then
+    run.fatal = kind ~= "error"
+    stop(M.EARLY, "checking the parameters failed: " .. tostring(res))
+  end
+  for k, p in pairs(type(res[1]) == "table" and res[1] or {}) do
+    problems[k] = tostring(p)
+  end
+  return problems
 end
 
-local function check_choice(name, value, spec, where)
-  if spec.choices then
-    for _, c in ipairs(spec.choices) do if c == value then return end end
-    stop(M.USAGE, string.format("%s: --%s must be one of %s, got %q", where,
-      name, table.concat(spec.choices, ", "), value))
+local function first_problem(problems)
+  local names = {}
+  for k in pairs(problems) do names[#names + 1] = k end
+  table.sort(names)
+  return names[1], problems[names[1]]
+end
+
+---The command line's values: a problem is a usage error (exit 2).
+local function check_given(run, given)
+  local k, p = first_problem(value_problems(run, given))
+  if k then
+    stop(M.USAGE, string.format("%s: --%s %s, got %q", run.addon, k, p,
+      given[k]))
   end
 end
 
----Defaults, then saved parameters, then the command line.
-function M.merge_params(declared, saved, given)
-  local out = {}
-  for k, spec in pairs(declared) do out[k] = spec.default end
-  for k, v in pairs(saved or {}) do
-    if declared[k] and type(v) == "string" then out[k] = v end
+---Saved (or detected) values still in use must hold too: a hand-edited
+---ConfigMap, or one written by another hook, stops the run (exit 4).
+local function check_base(run, base, given, saved)
+  local used = {}
+  for k, v in pairs(base or {}) do
+    if given[k] == nil and run.hook.params[k] then used[k] = v end
   end
-  for k, v in pairs(given) do
-    check_choice(k, v, declared[k], "parameter")
-    out[k] = v
+  local k, p = first_problem(value_problems(run, used))
+  if k then
+    stop(M.EARLY, string.format("the %s parameter %s=%q %s; give --%s "
+      .. "VALUE, or --reset-params", saved and ("saved (ConfigMap "
+      .. "kube-system/uphook-" .. run.addon .. ")") or "detected", k,
+      tostring(used[k]), p, k))
   end
-  return out
 end
 
 --- Running phases in the child -------------------------------------------------
@@ -180,8 +187,11 @@ local function call_phase(run, name, ctx)
 end
 
 local function ctx_of(run)
+  local given = {}
+  for k in pairs(run.given or {}) do given[k] = true end
   return { addon = run.addon, from = run.from, to = run.to,
     params = run.params, args = run.argv, positional = run.positional,
+    given = given, reset_params = run.reset or false,
     plan = run.plan or false, dir = run.roots.addon }
 end
 
@@ -200,7 +210,7 @@ local function load_hook(run, o)
     stop(M.EARLY, kind == "error" and (o.hook_name .. ": " .. tostring(desc))
       or tostring(desc))
   end
-  return M.validate(desc[1], o.hook_name)
+  return M.validate(desc[1], o.hook_name, M.reserved(run.c))
 end
 
 local function find_from(run, saved)
@@ -223,33 +233,59 @@ local function find_from(run, saved)
   return v
 end
 
+--- At the hook's own version (docs/state.md "At the current version"):
+--- parameters that change what was saved are applied, as `helm upgrade
+--- --set` does at the same chart version; otherwise nothing to do.
+---@return boolean again true: run the hook again with the new params
+local function at_current(run, kept)
+  local before = params.merge(run.hook.decl, kept, nil)
+  if params.same(before, run.params) then
+    run.report:info(string.format("%s is already at %s%s: nothing to do",
+      run.addon, run.to, next(run.given) and " with these parameters" or ""))
+    run.noop = true
+    return false
+  end
+  local changed = {}
+  for k, v in pairs(run.params) do
+    if before[k] ~= v then
+      changed[#changed + 1] = string.format("%s %s -> %s", k,
+        tostring(before[k]), v)
+    end
+  end
+  table.sort(changed)
+  run.reconfigure = table.concat(changed, ", ")
+  run.report:info(string.format("%s is at %s: applying the new parameters "
+    .. "(%s)", run.addon, run.to, run.reconfigure))
+  return true
+end
+
 local function body(run, o)
   run.hook = load_hook(run, o)
   run.to, run.perms = run.hook.version, run.hook.perms
   for _, f in ipairs(run.hook.unknown) do
     run.report:log("warn", "the hook has an unknown field '" .. f .. "'")
   end
-  local given, positional, reset = M.parse_args(o.argv or {},
-    run.hook.params, run.addon)
-  run.positional = positional
+  local given, positional = params.parse(o.argv or {}, run.hook.decl,
+    run.addon, function(msg) stop(M.USAGE, msg) end)
+  run.positional, run.given = positional, given
+  run.reset = o.reset_params == true
+  check_given(run, given)
   if not run.plan then state.lock(run) end
   local saved = state.read(run)
   run.from = find_from(run, saved)
+  -- without state, the parameters detect read back from the cluster
+  -- stand in for saved ones: the user keeps the settings they enabled with
+  local kept = saved and saved.params or run.detected
+  local base = not run.reset and kept or nil
+  check_base(run, base, given, saved)
+  run.params = params.merge(run.hook.decl, base, given)
   if semver.compare(run.from, run.to) == 0 then
-    run.report:info(string.format("%s is already at %s: nothing to do",
-      run.addon, run.to))
-    run.noop = true
-    return M.OK
-  end
-  if not semver.satisfies(run.from, run.hook.from) then
+    if not at_current(run, kept) then return M.OK end
+  elseif not semver.satisfies(run.from, run.hook.from) then
     stop(M.EARLY, string.format("%s %s cannot be upgraded by this hook: it "
       .. "upgrades versions %s to %s", run.addon, run.from, run.hook.from,
       run.to))
   end
-  -- without state, the parameters detect read back from the cluster
-  -- stand in for saved ones: the user keeps the settings they enabled with
-  run.params = M.merge_params(run.hook.params, not reset and (saved
-    and saved.params or run.detected) or nil, given)
   local ctx = ctx_of(run)
   call_phase(run, "check", ctx)
   call_phase(run, "upgrade", ctx)

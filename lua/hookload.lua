@@ -32,7 +32,8 @@ function M.load(c, path, name, keep)
     return nil, kind == "error" and (name .. ": " .. tostring(desc))
       or tostring(desc)
   end
-  local vok, info = pcall(engine.validate, desc[1], name)
+  local vok, info = pcall(engine.validate, desc[1], name,
+    engine.reserved(c))
   if not vok then
     child:close()
     return nil, type(info) == "table" and info.message or tostring(info)

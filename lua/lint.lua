@@ -47,8 +47,41 @@ local function findings(info)
         .. ".default is not one of its choices" end
     end
   end
+  for _, f in ipairs(info.decl.unknown) do
+    out[#out + 1] = "unknown parameter field '" .. f .. "' (a typo?)"
+  end
   table.sort(out)
   return out
+end
+
+--- Each default against its param's pattern and check, in the hook's
+--- confined child (both are hook code).
+local function default_findings(info, child, out)
+  local defaults = {}
+  for k, spec in pairs(info.params) do
+    if spec.default and (spec.pattern or spec.has_check) then
+      defaults[k] = spec.default
+    end
+  end
+  if not next(defaults) then return end
+  local ok, res = child:run("__params", { values = defaults,
+    ctx = { addon = info.name, params = defaults } }, function(prim)
+      error(prim .. " cannot be called while parameters are checked", 0)
+    end)
+  local problems = ok and res[1] or { ["?"] = tostring(res) }
+  local names = {}
+  for k in pairs(problems) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do
+    out[#out + 1] = string.format("params.%s.default %q %s", k,
+      tostring(defaults[k]), tostring(problems[k]))
+  end
+end
+
+local function describe(info)
+  return (info.description and ("    " .. info.description .. "\n") or "")
+    .. "    permissions: " .. (#info.permissions > 0
+    and table.concat(info.permissions, ", ") or "none") .. "\n"
 end
 
 function M.main(o, c, report)
@@ -57,12 +90,15 @@ function M.main(o, c, report)
   for _, p in ipairs(paths) do hooks_under(c, p, files) end
   for _, f in ipairs(files) do
     local name = f:match("([^/]+)/upgrade%.lua$") or f
-    local info, err = hookload.load(c, f, name .. "/upgrade.lua")
+    local info, err, child = hookload.load(c, f, name .. "/upgrade.lua", true)
     if not info then
       bad = bad + 1
       io.stdout:write(string.format("%s: error: %s\n", f, err))
     else
+      info.name = name
       local fs = findings(info)
+      default_findings(info, child, fs)
+      child:close()
       bad = bad + #fs
       for _, w in ipairs(fs) do
         io.stdout:write(string.format("%s: warning: %s\n", f, w))
@@ -71,6 +107,7 @@ function M.main(o, c, report)
         io.stdout:write(string.format("%s: ok (%s, from %s)\n", f,
           info.version, info.from))
       end
+      if o.verbosity >= 0 then io.stdout:write(describe(info)) end
     end
   end
   io.stdout:write(string.format("%d hook%s checked, %d problem%s\n", #files,

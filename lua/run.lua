@@ -76,6 +76,9 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field detected? table the parameters detect read back
 ---@field params? table<string, string> the merged parameters
 ---@field positional? string[] the positional arguments
+---@field given? table<string, string> the params given on the command line
+---@field reset? boolean `--reset-params`: the saved params are not used
+---@field reconfigure? string at the current version: the params that change ("name old -> new, ...")
 ---@field identity? string the Lease holder's identity
 ---@field locked? boolean the Lease is held
 ---@field renewed? number when the Lease was last renewed (wall clock)

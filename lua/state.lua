@@ -47,7 +47,9 @@ function M.commit(run, saved)
     history[#history + 1] = h
   end
   history[#history + 1] = { from = run.from, to = run.to,
-    time = now_iso(run), result = "upgraded" }
+    time = now_iso(run), code = 0,
+    result = run.reconfigure and "reconfigured" or "upgraded",
+    params = run.reconfigure }
   while #history > 10 do table.remove(history, 1) end
   local obj = { apiVersion = "v1", kind = "ConfigMap",
     metadata = { name = cm_name(run.addon), namespace = NS,

@@ -329,10 +329,13 @@ local function run_hook(env, command, args)
   local backend, c = faulty(env, env.backend, C)
   local clock = env.backend.clock
   env.rolling_back = false
+  -- the same command line as `uphook <command> <addon> ARGS...`
+  local line = assert(C.cli.split(command, args or {}))
   local code, run = engine.run { command = command, addon = env.name,
     spawn = spawn, release = release,
     source = env.source, chunkname = "@" .. env.hook_path,
-    hook_name = env.name .. "/upgrade.lua", argv = args or {},
+    hook_name = env.name .. "/upgrade.lua", argv = line.hook_args,
+    reset_params = line.reset_params,
     backend = backend, net = env.net, roots = env.roots, c = c,
     journal_path = env.journal_path, cache_dir = env.cache_dir,
     plan_fetch = env.o.plan_fetch, hostname = env.hostname, report = report,

@@ -135,10 +135,22 @@
 
 -- The hook file ------------------------------------------------------------------
 
----A declared parameter of the addon (`--name=value` on the command line).
+---A declared parameter of the addon, as enable takes it: `--name=value`,
+---`--name value`, and with `short`, `-s value` or `-svalue`. Every value
+---is a string. A value given on the command line that `choices`,
+---`pattern` or `check` refuses is exit 2; a saved (or detected) value
+---they refuse stops the run with exit 4 naming the ConfigMap, until the
+---user gives the parameter or `--reset-params`. `pattern` and `check`
+---are hook code: they run in the hook's confined child, never in uphook.
+---A parameter may not take the name of one of uphook's long options
+---(`timeout`, `yes`, `dry-run`...: exit 4 on load).
 ---@class uphook.Param
 ---@field default? string the value when neither saved state nor the command line gives one
 ---@field choices? string[] the only values accepted (others: exit 2)
+---@field short? string one letter or digit: `short = "r"` makes `-r Retain` and `-rRetain` work, as enable's getopt does
+---@field description? string one line for `uphook upgrade <addon> --help`
+---@field pattern? string a Lua pattern the whole value must match (`"%d+Gi"`; `^` and `$` are implied)
+---@field check? fun(value: string, ctx: {addon: string, params: table<string, string>}): (ok: boolean|nil, message: string|nil) refuse by returning `false, "why"` or raising; anything else accepts. Read-only, like `check`
 
 ---What `upgrade.lua` returns (docs/contract.md §3). The host checks it on load: a
 ---missing or mistyped field is exit 4 naming the field.
@@ -148,6 +160,7 @@
 ---@field description? string one line shown by `uphook list` and `plan`
 ---@field permissions string[] everything the hook may change: `kube:<namespace>`, `kube:*`, `kube:cluster`, `net:<host>`, `net:http://<host>`, `args:<service>`, `bin:<file>`, `restart:kubelite`, `restart:microk8s.daemon-<name>`
 ---@field params? table<string, uphook.Param> the addon's user parameters
+---@field positional? (string|{name: string, description?: string})[] the positional arguments it takes, in order, e.g. `{ "nameservers", "dnsip", "domain" }`; a last name ending in `...` takes all the rest. More arguments than declared, or any when none is declared, are exit 2. Values are in `ctx.positional`
 ---@field detect? fun(ctx: uphook.Ctx): (version: string|nil, params: table<string, string>|nil) the installed version when no state records it (nil: not installed), and optionally the parameters read back from the cluster, used in place of saved ones; read-only
 ---@field check? fun(ctx: uphook.Ctx) preflight: raise to stop before any change (exit 4); read-only
 ---@field upgrade fun(ctx: uphook.Ctx) the changes; an error rolls every journaled change back (exit 1)
@@ -161,8 +174,10 @@
 ---@field from string|nil the installed version (nil in `detect`, which finds it)
 ---@field to string the hook's `version`
 ---@field params table<string, string>|nil merged parameters: declared defaults, then saved (or detected) ones, then the command line (nil in `detect`)
----@field args string[] the raw command-line arguments after the addon name
----@field positional string[] the arguments that are not `--options` (legacy positional syntax, `dns 1.1.1.1,8.8.8.8`)
+---@field args string[] the hook's command line: the arguments after the addon name (or after its colon, `dns:1.1.1.1:10.152.183.10`), without uphook's own long options
+---@field positional string[] the positional arguments, as the hook's `positional` declares them (`dns 1.1.1.1,8.8.8.8`)
+---@field given table<string, true> the parameters given on this command line (by name), as opposed to saved, detected or default ones
+---@field reset_params boolean `--reset-params` was given: the saved parameters are not used
 ---@field plan boolean true under `uphook plan`: mutating primitives only record
 ---@field dir string the addon folder (absolute path; for messages, files are read with `addon.read`)
 

@@ -310,6 +310,15 @@ return {
   permissions = { "kube:kube-system", "kube:cluster", "args:kubelet",
                   "restart:kubelite" },
   params = {},
+  -- enable's positional form: microk8s upgrade dns[:NS[:DNSIP[:DOMAIN]]]
+  positional = {
+    { name = "nameservers", description = "upstream nameservers, comma "
+      .. "separated (or /etc/resolv.conf); empty: keep the Corefile's" },
+    { name = "dnsip", description = "the kube-dns Service IP (must be the "
+      .. "live one: it is immutable)" },
+    { name = "domain", description = "the cluster domain (must be the one "
+      .. "the Corefile serves)" },
+  },
 
   detect = function()
     local dep = kube.get("Deployment", "coredns", NS)

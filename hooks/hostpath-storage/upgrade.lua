@@ -98,21 +98,13 @@ end
 
 -- Was --<name> given on the command line?
 local function given(ctx, name)
-  for _, a in ipairs(ctx.args or {}) do
-    if a == "--" .. name or a:sub(1, #name + 3) == "--" .. name .. "=" then
-      return true
-    end
-  end
-  return false
+  return (ctx.given or {})[name] == true
 end
 
 -- --reset-params: start again from the defaults (docs/contract.md §3), so neither
 -- the saved parameters nor the live class count.
 local function reset(ctx)
-  for _, a in ipairs(ctx.args or {}) do
-    if a == "--reset-params" then return true end
-  end
-  return false
+  return ctx.reset_params == true
 end
 
 -- The live StorageClass's settings as enable's parameters.

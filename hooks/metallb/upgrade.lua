@@ -130,6 +130,9 @@ return {
   description = "MetalLB v0.15.3 (keeps default-addresspool, converts the pre-0.13 ConfigMap)",
   permissions = { "kube:metallb-system", "kube:cluster" },
   params = {},
+  positional = { { name = "ranges...", description = "address ranges for "
+    .. "the default pool (10.64.140.43-10.64.140.49, CIDRs, IPv6), comma "
+    .. "separated; none: keep the pool's" } },
 
   detect = function(ctx)
     local d = kube.get("Deployment", "controller", NS)

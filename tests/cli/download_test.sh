@@ -197,7 +197,7 @@ unset UPHOOK_CRASH_AFTER
 [ "$RC" = 99 ] && [ -f "$S/journal/dl.journal" ] && [ -f "$S/journal/dl.journal.2" ] \
   && ok "crash after the install: journal and backup kept" \
   || not_ok "crash after the install: journal and backup kept (exit $RC)"
-up "$S" recover dl
+run "$UPHOOK" --addons "$REPO" --offline "$FIX" --state-dir "$S" recover dl
 expect "recover after a crash during an install" 0 "restored bin:tool" \
   "Recovered dl: 2 changes undone"
 [ "$(cat "$S/offline/bin/tool")" = "old tool" ] \

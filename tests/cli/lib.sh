@@ -50,3 +50,18 @@ finish() {
   echo "$PASSED passed, $FAILED failed"
   [ "$FAILED" -eq 0 ]
 }
+
+# json_lines NAME FILE CODE: every line of FILE is a JSON object with an
+# "event", and exactly one is a result, the last, with "code": CODE
+json_lines() {
+  if python3 - "$2" "$3" >>"$OUT" 2>&1 <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+evs = [json.loads(l) for l in lines]
+assert evs and all(isinstance(e, dict) and "event" in e for e in evs), evs
+res = [i for i, e in enumerate(evs) if e["event"] == "result"]
+assert res == [len(evs) - 1], "result events at %s of %d" % (res, len(evs))
+assert evs[-1]["code"] == int(sys.argv[2]), evs[-1]
+PY
+  then ok "$1"; else not_ok "$1"; fi
+}
