@@ -47,6 +47,15 @@ static struct {
   CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
   CURLUcode (*url_get)(CURLU *, CURLUPart, char **, unsigned int);
   curl_version_info_data *(*version_info)(CURLversion);
+  CURLM *(*multi_init)(void);
+  CURLMcode (*multi_add)(CURLM *, CURL *);
+  CURLMcode (*multi_remove)(CURLM *, CURL *);
+  CURLMcode (*multi_perform)(CURLM *, int *);
+  CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int,
+                          int *);
+  CURLMsg *(*multi_info_read)(CURLM *, int *);
+  CURLMcode (*multi_cleanup)(CURLM *);
+  const char *(*multi_strerror)(CURLMcode);
 } f;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -72,7 +81,15 @@ static void load(void)
       || SYM(url_cleanup, "curl_url_cleanup")
       || SYM(url_set, "curl_url_set")
       || SYM(url_get, "curl_url_get")
-      || SYM(version_info, "curl_version_info")) {
+      || SYM(version_info, "curl_version_info")
+      || SYM(multi_init, "curl_multi_init")
+      || SYM(multi_add, "curl_multi_add_handle")
+      || SYM(multi_remove, "curl_multi_remove_handle")
+      || SYM(multi_perform, "curl_multi_perform")
+      || SYM(multi_poll, "curl_multi_poll")
+      || SYM(multi_info_read, "curl_multi_info_read")
+      || SYM(multi_cleanup, "curl_multi_cleanup")
+      || SYM(multi_strerror, "curl_multi_strerror")) {
     /* a broken install: say what is missing, once, and stop */
     fprintf(stderr, "uphook: cannot load %s: %s\n", SONAME, dlerror());
     abort();
@@ -242,4 +259,52 @@ CURLcode uh_curl_protocols(CURL *h, const char *protocols,
   }
   rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS, p);
   return rc ? rc : curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, r);
+/* the multi interface: parallel requests to the cluster agents */
+CURLM *curl_multi_init(void)
+{
+  need();
+  return f.multi_init();
+}
+
+CURLMcode curl_multi_add_handle(CURLM *m, CURL *h)
+{
+  need();
+  return f.multi_add(m, h);
+}
+
+CURLMcode curl_multi_remove_handle(CURLM *m, CURL *h)
+{
+  need();
+  return f.multi_remove(m, h);
+}
+
+CURLMcode curl_multi_perform(CURLM *m, int *running)
+{
+  need();
+  return f.multi_perform(m, running);
+}
+
+CURLMcode curl_multi_poll(CURLM *m, struct curl_waitfd extra[],
+                          unsigned int nextra, int timeout_ms, int *numfds)
+{
+  need();
+  return f.multi_poll(m, extra, nextra, timeout_ms, numfds);
+}
+
+CURLMsg *curl_multi_info_read(CURLM *m, int *left)
+{
+  need();
+  return f.multi_info_read(m, left);
+}
+
+CURLMcode curl_multi_cleanup(CURLM *m)
+{
+  need();
+  return f.multi_cleanup(m);
+}
+
+const char *curl_multi_strerror(CURLMcode code)
+{
+  need();
+  return f.multi_strerror(code);
 }

@@ -1,4 +1,5 @@
 /* The C families of the trusted parent state, by module name. */
+#include "agent.h"
 #include "argsfile.h"
 #include "broker.h"
 #include "cli.h"
@@ -13,6 +14,7 @@
 #include "yaml.h"
 
 const struct uh_family uh_families[] = {
+  { "uphook.c.agent", luaopen_uphook_agent },
   { "uphook.c.argsfile", luaopen_uphook_argsfile },
   { "uphook.c.broker", luaopen_uphook_broker },
   { "uphook.c.cli", luaopen_uphook_cli },

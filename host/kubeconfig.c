@@ -1,12 +1,12 @@
 /* Kubeconfig discovery and parsing (see kubeconfig.h). */
 #include "kubeconfig.h"
+#include "arena.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/evp.h>
@@ -15,48 +15,9 @@
 #define KC_FILE_MAX (1 << 20)      /* a kubeconfig or credential file */
 #define KC_ARENA (512u << 10)      /* every credential of one context */
 
-/* ---- the arena ---- */
-
-static uh_err arena_open(uh_kubeconfig *kc)
-{
-  void *p = mmap(NULL, KC_ARENA, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
-    return UH_ENOMEM;
-#ifdef MADV_WIPEONFORK
-  (void)madvise(p, KC_ARENA, MADV_WIPEONFORK);
-#endif
-#ifdef MADV_DONTDUMP
-  (void)madvise(p, KC_ARENA, MADV_DONTDUMP);
-#endif
-  kc->arena = p;
-  kc->arena_len = KC_ARENA;
-  kc->arena_used = 0;
-  return UH_OK;
-}
-
-/* Room for n bytes plus a NUL, or NULL. */
-static char *arena_take(uh_kubeconfig *kc, size_t n)
-{
-  char *p;
-  if (n + 1 > kc->arena_len - kc->arena_used)
-    return NULL;
-  p = (char *)kc->arena + kc->arena_used;
-  kc->arena_used += n + 1;
-  p[n] = '\0';
-  return p;
-}
-
 void uh_kubeconfig_free(uh_kubeconfig *kc)
 {
-  if (kc->arena) {
-    /* only the used prefix was ever written: wiping the whole arena would
-     * fault in 512 KiB of zero pages just to zero them again */
-    explicit_bzero(kc->arena, kc->arena_used);
-    munmap(kc->arena, kc->arena_len);
-  }
-  kc->arena = NULL;
-  kc->arena_len = kc->arena_used = 0;
+  uh_arena_free(&kc->arena);
   memset(&kc->ca, 0, sizeof kc->ca);
   kc->cert = kc->key = kc->token = kc->username = kc->password = kc->ca;
 }
@@ -67,40 +28,6 @@ static int exists(const char *path)
 {
   struct stat st;
   return path && *path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Read a whole (small) file into a malloc'd, NUL-terminated buffer. */
-static uh_err read_file(const char *path, char **out, size_t *outlen,
-                        int *errnum)
-{
-  struct stat st;
-  char *buf;
-  size_t got = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  *errnum = 0;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    *errnum = errno;
-    if (fd >= 0)
-      close(fd);
-    return errno == ENOENT ? UH_ENOENT : UH_EIO;
-  }
-  if (st.st_size > KC_FILE_MAX || !(buf = malloc((size_t)st.st_size + 1))) {
-    close(fd);
-    return st.st_size > KC_FILE_MAX ? UH_ELIMIT : UH_ENOMEM;
-  }
-  while (got < (size_t)st.st_size) {
-    ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    got += (size_t)r;
-  }
-  close(fd);
-  buf[got] = '\0';
-  *out = buf;
-  *outlen = got;
-  return UH_OK;
 }
 
 uh_err uh_kubeconfig_find(const char *explicit_path, const char *snap_data,
@@ -211,7 +138,7 @@ static uh_err put_base64(kc_parse *p, const char *field, const char *s,
 {
   size_t n = strlen(s);
   int outl = 0, finl = 0;
-  char *dst = arena_take(p->kc, n / 4 * 3 + 3);
+  char *dst = uh_arena_take(&p->kc->arena, n / 4 * 3 + 3);
   EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
   if (!dst || !ctx) {
     EVP_ENCODE_CTX_free(ctx);
@@ -235,7 +162,7 @@ static uh_err put_base64(kc_parse *p, const char *field, const char *s,
 static uh_err put_text(kc_parse *p, const char *field, const char *s,
                        size_t n, uh_kc_blob *b)
 {
-  char *dst = arena_take(p->kc, n);
+  char *dst = uh_arena_take(&p->kc->arena, n);
   if (!dst)
     return fail(p, UH_ELIMIT, field, "too large");
   memcpy(dst, s, n);
@@ -257,7 +184,7 @@ static uh_err put_file(kc_parse *p, const char *field, const char *name,
           : snprintf(path, sizeof path, "%s/%s", p->dir, name);
   if (w < 0 || (size_t)w >= sizeof path)
     return fail(p, UH_ELIMIT, field, "the path is too long");
-  if ((e = read_file(path, &buf, &len, &errnum)) != UH_OK) {
+  if ((e = uh_secret_read(path, KC_FILE_MAX, &buf, &len, &errnum)) != UH_OK) {
     snprintf(msg, sizeof msg, "cannot read %s: %s", path,
              errnum ? strerror(errnum) : uh_strerror(e));
     return fail(p, e, field, msg);
@@ -271,8 +198,7 @@ static uh_err put_file(kc_parse *p, const char *field, const char *name,
   }
   e = len ? put_text(p, field, s, len, b)
           : fail(p, UH_EINVAL, field, "the file is empty");
-  explicit_bzero(buf, len + (size_t)(s - buf));
-  free(buf);
+  uh_secret_drop(buf, len + (size_t)(s - buf));
   return e;
 }
 
@@ -441,18 +367,17 @@ uh_err uh_kubeconfig_load(const char *path, uh_kubeconfig *kc, char *err,
   memset(kc, 0, sizeof *kc);
   snprintf(kc->file, sizeof kc->file, "%s", path);
   dir_of(path, p.dir, sizeof p.dir);
-  if ((e = read_file(path, &text, &len, &errnum)) != UH_OK) {
+  if ((e = uh_secret_read(path, KC_FILE_MAX, &text, &len, &errnum)) != UH_OK) {
     snprintf(err, errlen, "kubeconfig %s: cannot read it: %s", path,
              errnum ? strerror(errnum) : uh_strerror(e));
     return e;
   }
-  if ((e = arena_open(kc)) != UH_OK) {
+  if ((e = uh_arena_open(&kc->arena, KC_ARENA)) != UH_OK) {
     snprintf(err, errlen, "kubeconfig %s: out of memory", path);
   } else {
     e = parse_text(&p, text, len);
   }
-  explicit_bzero(text, len);
-  free(text);
+  uh_secret_drop(text, len);
   if (e != UH_OK)
     uh_kubeconfig_free(kc);
   return e;

@@ -18,6 +18,7 @@
 #define UH_KUBECONFIG_H
 #include <limits.h>
 #include <stddef.h>
+#include "arena.h"
 #include "luax.h"
 
 #define UH_KC_SERVER_MAX 1024
@@ -36,8 +37,7 @@ typedef struct uh_kubeconfig {
   int insecure;                      /* insecure-skip-tls-verify */
   uh_kc_blob ca, cert, key;          /* PEM */
   uh_kc_blob token, username, password;
-  unsigned char *arena;              /* mmap'd, wiped on fork */
-  size_t arena_len, arena_used;
+  uh_arena arena;                    /* mmap'd, wiped on fork (arena.h) */
 } uh_kubeconfig;
 
 /* Where the lookup order finds a kubeconfig.  `explicit_path` (from

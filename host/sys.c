@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -42,6 +43,15 @@ static int sys_hostname(lua_State *L)
 static int sys_pid(lua_State *L)
 {
   lua_pushinteger(L, getpid());
+  return 1;
+}
+
+/* alive(pid): is there such a process (kill(pid, 0) does not say ESRCH)? */
+static int sys_alive(lua_State *L)
+{
+  lua_Integer pid = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, pid > 0 && pid <= INT_MAX, 1, "a process id expected");
+  lua_pushboolean(L, kill((pid_t)pid, 0) == 0 || errno != ESRCH);
   return 1;
 }
 
@@ -333,6 +343,7 @@ static int sys_crash(lua_State *L)
 }
 
 static const luaL_Reg sys_funcs[] = {
+  { "alive", sys_alive },
   { "crash", sys_crash },
   { "exec", sys_exec },
   { "fdclose", sys_fdclose },

@@ -3,6 +3,7 @@
 local enabled = require "uphook.enabled"
 local engine = require "uphook.engine"
 local Backend = require "uphook.backend"
+local lease = require "uphook.lease"
 local plan = require "uphook.plan"
 local rollback = require "uphook.rollback"
 local Report = require "uphook.report"
@@ -58,14 +59,14 @@ end
 
 --- The lock `microk8s enable/disable` take; an offline world keeps its
 --- own under its state dir.
-local function node_lock(o, c, cmd, L)
+local function node_lock(o, c, cmd, L, wait)
   if cmd == "plan" or c.sys.getenv("MICROK8S_ADDONS_SKIP_LOCK") == "1" then
     return true
   end
   local dir = o.offline and (L.state_dir .. "/lock")
               or (o.snap_data .. "/var/lock")
   c.sys.mkdirs(dir)
-  return c.sys.lock(dir .. "/.microk8s-addon-lock", o.lock_wait)
+  return c.sys.lock(dir .. "/.microk8s-addon-lock", wait or o.lock_wait)
 end
 
 --- An addon that is not enabled is not upgraded: `microk8s enable`
@@ -132,6 +133,15 @@ local function addon_help(o, c, report)
   return engine.OK
 end
 
+--- A worker node (var/lock/clustered.lock) refuses, as `microk8s enable`
+--- does there (canonical/microk8s@d099c907:scripts/wrappers/common/utils.py,
+--- is_cluster_locked).
+local function worker_node(o, c)
+  if o.command ~= "upgrade" or o.offline then return nil end
+  local lock = o.snap_data .. "/var/lock/clustered.lock"
+  return c.sys.kind(lock) and lock
+end
+
 local function upgrade(o, c, report)
   local addon = o.addon
   if o.help then return addon_help(o, c, report) end
@@ -189,6 +199,23 @@ local function script(o, c, report)
   return engine.EARLY
 end
 
+--- The Lease of an interrupted run of this node goes with its journal;
+--- without a journal, only a stale one (docs/state.md). Best effort: a
+--- cluster that cannot be reached only gets a warning.
+local function release_lease(o, c, report, L, backend, recovered)
+  local ok, err = pcall(function()
+    backend = backend or (Backend.connect(o, c, report, L))
+    local done = lease.release({ backend = backend, addon = o.addon.name,
+      hostname = c.sys.hostname(), c = c }, recovered)
+    if done then report:info(done) end
+  end)
+  if not ok then
+    report:log("warn", string.format("could not check the Lease %s/%s: %s",
+      lease.NAMESPACE, lease.name(o.addon.name), type(err) == "table"
+      and (err.message or "error") or tostring(err)))
+  end
+end
+
 local function recover(o, c, report)
   local L = layout(o, c, o.addon)
   local recs, torn = c.journal.replay(L.journal_path)
@@ -199,6 +226,11 @@ local function recover(o, c, report)
   end
   if not recs then
     report:info("nothing to recover: " .. o.addon.name .. " has no journal")
+    -- a run of this node may still be on: then its Lease is no one's to
+    -- release, and the lock says so at once
+    if node_lock(o, c, "recover", L, 0) then
+      release_lease(o, c, report, L, nil, false)
+    end
     return engine.OK
   end
   local lock, lerr = node_lock(o, c, "recover", L)
@@ -221,15 +253,7 @@ local function recover(o, c, report)
     return engine.STUCK
   end
   rollback.remove(c.journal, c.fs, L.journal_path, body)
-  -- the interrupted run's Lease was ours: release it
-  local lease = run.backend:get("coordination.k8s.io/v1/Lease",
-    "uphook-" .. o.addon.name, "kube-system")
-  local holder = lease and lease.spec and lease.spec.holderIdentity or ""
-  if holder:sub(1, #c.sys.hostname() + 1) == c.sys.hostname() .. "/" then
-    run.backend:delete("coordination.k8s.io/v1/Lease",
-      "uphook-" .. o.addon.name, "kube-system")
-    report:info("released the Lease of the interrupted upgrade")
-  end
+  release_lease(o, c, report, L, run.backend, true)
   report:info(string.format("Recovered %s: %d change%s undone.",
     o.addon.name, #restored, #restored == 1 and "" or "s"))
   return engine.OK
@@ -237,6 +261,13 @@ end
 
 local COMMANDS = {
   upgrade = function(o, c, r)
+    local worker = worker_node(o, c)
+    if worker then
+      r:error(string.format("This MicroK8s deployment is acting as a node "
+        .. "in a cluster (%s): upgrade %s on a control-plane node", worker,
+        o.addon.name))
+      return engine.EARLY
+    end
     return (o.addon.script and script or upgrade)(o, c, r)
   end,
   plan = upgrade, recover = recover,

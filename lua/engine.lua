@@ -9,7 +9,7 @@
 ---   1. C primitives (host/, `uphook.c.*`): thin, policy-free, one
 ---      library each; the broker (host/broker.c) runs the hook child.
 ---   2. The Lua engine (lua/, `uphook.*`): this file and what it builds
----      on (run, prims, plan, rollback, state, semver, kinds), the
+---      on (run, prims, plan, rollback, state, lease, semver, kinds), the
 ---      backends (live, mock/), then the commands (cli, list, lint,
 ---      test) that drive the engine.
 ---   3. The standard library (stdlib/) and the hooks (hooks/), which see
@@ -22,6 +22,7 @@ local plan = require "uphook.plan"
 local state = require "uphook.state"
 local R = require "uphook.run"
 local errors = require "uphook.errors"
+local lease = require "uphook.lease"
 
 local M = {}
 
@@ -270,7 +271,7 @@ local function body(run, o)
   run.positional, run.given = positional, given
   run.reset = o.reset_params == true
   check_given(run, given)
-  if not run.plan then state.lock(run) end
+  if not run.plan then lease.lock(run) end
   local saved = state.read(run)
   run.from = find_from(run, saved)
   -- without state, the parameters detect read back from the cluster
@@ -361,7 +362,7 @@ function M.run(o)
   if run.child then
     if o.release then o.release(run.child) else run.child:close() end
   end
-  state.unlock(run)
+  lease.unlock(run)
   run.elapsed = o.c.sys.now() - t0
   return code, run
 end

@@ -16,6 +16,10 @@
 --- * watch lists, then watches from the list's resourceVersion, and
 ---   relists on 410 Gone or when the stream ends.
 --- * Everything returned is a fresh table decoded from JSON.
+--- * The other nodes of the cluster are reached through their MicroK8s
+---   cluster agent (uphook.c.agent: verified TLS, the callback token in C,
+---   requests in parallel); their kubelet configuration through the API
+---   server's node proxy (configz).
 local apierror = require "uphook.apierror"
 local kinds = require "uphook.kinds"
 local tables = require "uphook.tables"
@@ -50,8 +54,11 @@ function M.connect(o, c, report)
     snap_data = o.snap_data, home = o.home,
     kubeconfig_env = o.kubeconfig_env }
   if not client then return nil, err end
+  -- the callback token is read now, before the hook child is forked
+  local agent_lib = c.agent or require "uphook.c.agent"
+  local agent = o.snap_data and agent_lib.open { snap_data = o.snap_data }
   local self = setmetatable({ name = "live", kube = kube, sys = sys,
-    client = client,
+    client = client, agent = agent,
     json = c.json, null = c.json.null, report = report,
     request_timeout = o.request_timeout or M.REQUEST_TIMEOUT,
     deadline = sys.now() + (o.timeout or 900),
@@ -450,10 +457,102 @@ function Live:restart(service)
   return true
 end
 
+--- Other nodes ---------------------------------------------------------------
+
+M.CONFIGZ_TIMEOUT = 5       -- seconds, one configz read with its retries
+
+-- JSON arrays where the agent expects lists, even when they are empty
+-- (an empty Lua table would encode as {}).
+local function agent_body(json, body)
+  local services = {}
+  for i, s in ipairs(body.service or {}) do
+    local t = {}
+    for k, v in pairs(s) do t[k] = v end
+    if t.arguments_update then t.arguments_update = json.array(t.arguments_update) end
+    if t.arguments_remove then t.arguments_remove = json.array(t.arguments_remove) end
+    services[i] = t
+  end
+  return { service = json.array(services) }
+end
+
+---Send cluster-agent configure requests to other nodes, all at once.
+---The callback token is added in C; `body` never carries it.
+---@param reqs {node:string, address:string, body:{service:table[]}}[]
+---@return ({ok:true}|{ok:false, code:integer, reason:string, message:string, node:string, address:string})[]
+function Live:agent_configure(reqs)
+  local out = {}
+  for i, r in ipairs(reqs) do
+    out[i] = { node = r.node, address = r.address,
+      body = agent_body(self.json, r.body or {}) }
+  end
+  if not self.agent then
+    local res = {}
+    for i, r in ipairs(reqs) do
+      res[i] = { ok = false, code = 0, reason = "NoToken", node = r.node,
+        address = r.address, message = string.format("node %s (%s): no "
+        .. "$SNAP_DATA, so no callback token", r.node, r.address) }
+    end
+    return res
+  end
+  return self.agent:configure(out, self:_timeout())
+end
+
+---The running kubelet configuration of a node (its "kubeletconfig"),
+---read through the API server: GET /api/v1/nodes/<name>/proxy/configz.
+---@param name string
+---@return table|nil kubeletconfig, LiveError|nil err
+function Live:kubelet_config(name)
+  assert(type(name) == "string", "kubelet_config: name must be a string")
+  local path = "/api/v1/nodes/" .. esc(name) .. "/proxy/configz"
+  local st, text = self.client:request("GET", path, nil, nil,
+    math.min(self:_timeout(), M.CONFIGZ_TIMEOUT))
+  if st == nil then
+    return nil, api_error(0, "Unreachable", "node " .. name .. ": " .. text)
+  end
+  if st ~= 200 then
+    local e = self:_status_error(st, text, "GET", path)
+    e.message = "node " .. name .. ": " .. e.message
+    return nil, e
+  end
+  local ok, v = pcall(self.json.decode, text)
+  if not ok or type(v) ~= "table" or type(v.kubeletconfig) ~= "table" then
+    return nil, api_error(st, "BadAnswer", string.format("node %s: GET "
+      .. "%s%s answered without a kubeletconfig object", name,
+      self.client:server(), path))
+  end
+  return v.kubeletconfig
+end
+
+---Wait until the API server answers GET /readyz with 200 (after this
+---node's kubelite restarted it), at most `timeout` seconds.
+---@param timeout number
+---@return boolean ok, string|nil err
+function Live:api_ready(timeout)
+  local sys = self.sys
+  local deadline = sys.now() + timeout
+  local last = "no answer"
+  while true do
+    local left = deadline - sys.now()
+    local st, text = self.client:request("GET", "/readyz", nil, nil,
+      math.max(0.1, math.min(left, self.request_timeout)), "text/plain")
+    if st == 200 then return true end
+    last = st and string.format("HTTP %d %s", st,
+      tostring(text):sub(1, 120):gsub("%s+$", "")) or tostring(text)
+    left = deadline - sys.now()
+    if left <= 0 then break end
+    sys.sleep(math.min(0.2, left))
+  end
+  return false, string.format("the API server %s is not ready %g s after "
+    .. "the restart: %s", self.client:server(), timeout, last)
+end
+
 ---The API server's URL.
 function Live:server() return self.client:server() end
 
-function Live:close() self.client:close() end
+function Live:close()
+  if self.agent then self.agent:close() end
+  self.client:close()
+end
 
 M.Live = Live
 return M

@@ -7,8 +7,8 @@
 local rollback = require "uphook.rollback"
 local plan = require "uphook.plan"
 local kinds = require "uphook.kinds"
-local state = require "uphook.state"
 local errors = require "uphook.errors"
+local lease = require "uphook.lease"
 
 local M = {}
 
@@ -290,7 +290,7 @@ function H.kube_rollout(run, kind, name, namespace, opts)
   local status = "not observed"
   local ok, last = run.backend:watch(kind, name, namespace, function(obj)
     local done
-    state.renew(run)
+    lease.renew(run)
     done, status = rolled_out(obj)
     if obj and run.report.progress then
       run.report:progress(string.format("%s %s: %s", kind, name, status))
@@ -319,7 +319,7 @@ function H.kube_wait(run, kind, name, namespace, opts)
   end
   local seen = "absent"
   local ok = run.backend:watch(kind, name, namespace, function(obj)
-    state.renew(run)
+    lease.renew(run)
     if not obj then seen = "absent"; return false end
     seen = "no " .. opts.condition .. " condition"
     for _, c in ipairs((obj.status or {}).conditions or {}) do

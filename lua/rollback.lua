@@ -6,6 +6,7 @@
 --- journal left by a crashed run through the same undo.
 local kinds = require "uphook.kinds"
 local tables = require "uphook.tables"
+local lease = require "uphook.lease"
 
 local M = {}
 
@@ -13,6 +14,9 @@ local clean = kinds.clean
 
 local function journal(run)
   if not run.journal then
+    -- cluster-wide, before the journal exists: no node upgrades this
+    -- addon while it is pending here (docs/state.md)
+    lease.mark_pending(run)
     local j, err = run.journal_lib.open(run.journal_path)
     if not j then error("cannot open the journal: " .. tostring(err), 0) end
     run.journal = j
@@ -179,6 +183,7 @@ function M.finish(run)
     run.journal:close()
     run.journal = nil
     M.remove(run.journal_lib, run.fs, run.journal_path, run.records)
+    lease.clear_pending(run)
   end
 end
 

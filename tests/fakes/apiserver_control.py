@@ -149,4 +149,8 @@ def control(h, state, path, q, body):
             for (g, plural), objs in sorted(state.objects.items()):
                 out += [o for _, o in sorted(objs.items())]
             return h.send_body(200, {"resourceVersion": str(state.rv), "items": out})
+    if name.startswith("nodes"):
+        from apiserver_nodes import control as nodes_control
+        if nodes_control(h, state, name, p):
+            return None
     raise ApiError(404, "NotFound", "no such control: %s %s" % (m, path))

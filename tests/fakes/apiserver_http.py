@@ -13,6 +13,7 @@ import yaml
 
 from apiserver_control import control, match_fault, note_request
 from apiserver_discovery import discovery
+import apiserver_nodes as nodes
 from apiserver_types import ApiError, bad_request, resource_not_found, status_obj
 
 
@@ -164,6 +165,10 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if path == "/_fake" or path.startswith("/_fake/"):
                 return control(self, state, path, q, body)
+            if nodes.api_down(state):       # its node's kubelite restarts
+                self.close_connection = True
+                self.status_sent = -1
+                return self.request.shutdown(socket.SHUT_RDWR)
             if not self.tls:
                 self.close_connection = True
                 return self.send_body(400, "Client sent an HTTP request to an HTTPS server.\n",
@@ -219,6 +224,8 @@ class Handler(BaseHTTPRequestHandler):
     # ---- API
     def route(self, state, path, q, body, fault):
         accept = self.headers.get("Accept", "")
+        if nodes.is_proxy(path):
+            return nodes.proxy(self, state, path)
         if self.command == "GET":
             d = discovery(state, path, accept, self.server.server_address[1])
             if d is not None:

@@ -25,14 +25,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   err[0] = '\0';
   e = uh_kubeconfig_load(path, &kc, err, sizeof err);
   if (e == UH_OK) {
-    if (!kc.server[0] || kc.arena == NULL)
+    if (!kc.server[0] || kc.arena.base == NULL)
       fuzz_fail("loaded without a server or arena");
     if (memchr(kc.server, '\0', sizeof kc.server) == NULL)
       fuzz_fail("server not terminated");
   } else {
     if (!err[0])
       fuzz_fail("failure %d without a message", (int)e);
-    if (kc.arena != NULL)
+    if (kc.arena.base != NULL)
       fuzz_fail("failure left the arena mapped");
   }
   uh_kubeconfig_free(&kc);

@@ -1,0 +1,38 @@
+/* The wiped credential arena, and the one way to read a credential file.
+ *
+ * An arena is anonymous memory mapped MADV_WIPEONFORK and MADV_DONTDUMP:
+ * the hook child, forked from the broker, finds zeros there, and core
+ * dumps leave it out (docs/security.md, "Credentials").  Allocation only
+ * bumps a pointer; the used part is wiped and the whole arena unmapped at
+ * once.  The kubeconfig's credentials (host/kubeconfig.c) and the
+ * cluster-agent callback token (host/agent.c) live in one each.
+ */
+#ifndef UH_ARENA_H
+#define UH_ARENA_H
+#include <stddef.h>
+#include "luax.h"
+
+typedef struct uh_arena {
+  unsigned char *base;          /* NULL: not mapped */
+  size_t len, used;
+} uh_arena;
+
+/* Map len bytes.  UH_ENOMEM when mmap fails. */
+uh_err uh_arena_open(uh_arena *a, size_t len);
+
+/* Room for n bytes plus a NUL (set), or NULL when the arena is full. */
+char *uh_arena_take(uh_arena *a, size_t n);
+
+/* Wipe what was used and unmap.  Safe on a zeroed or freed arena. */
+void uh_arena_free(uh_arena *a);
+
+/* Read the whole regular file `path` (at most max bytes) into a malloc'd,
+ * NUL-terminated buffer.  UH_ENOENT, UH_EIO (*errnum says why), UH_ELIMIT
+ * or UH_ENOMEM.  The caller hands it back to uh_secret_drop. */
+uh_err uh_secret_read(const char *path, size_t max, char **out,
+                      size_t *outlen, int *errnum);
+
+/* Wipe len bytes of buf, then free it (NULL is fine). */
+void uh_secret_drop(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,163 @@
+# Shared helpers of the multi-node suites (tests/nodes/README.md): the fake
+# API server, cluster-agent test servers on random loopback addresses
+# (127.R1.R2.2.., port 25000, so that runs beside each other never meet),
+# each node with its own $SNAP_DATA and a certificate of one test cluster
+# CA, and uphook run as this node.  Sourced after tests/cli/lib.sh.
+ROOT=$(pwd)
+PIDS=""
+cleanup_nodes() {
+  for p in $PIDS; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$TMP"
+}
+trap cleanup_nodes EXIT
+trap 'exit 1' INT TERM HUP
+THIS=$(hostname)
+TOKEN="$(head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+
+# start_apiserver: the fake API server, this node named $THIS.  Sets
+# PORT, KC (its kubeconfig) and SRV (its folder).
+start_apiserver() {
+  SRV=$TMP/srv; mkdir -p "$SRV"
+  python3 tests/fakes/apiserver.py --dir "$SRV" --quiet --node-name "$THIS" \
+    --rollout-delay 0.05 >"$SRV/stdout" 2>"$SRV/stderr" &
+  PIDS="$PIDS $!"
+  i=0; while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do sleep 0.1; i=$((i+1)); done
+  PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
+  [ -n "$PORT" ] || { cat "$SRV/stderr"; echo "0 passed, 1 failed"; exit 1; }
+  KC=$SRV/kubeconfig
+}
+
+# ctl METHOD PATH [JSON]: the fake's /_fake/ control API
+ctl() { curl -sS -X "$1" ${3:+--data "$3"} "http://127.0.0.1:$PORT/_fake/$2"; }
+
+# objs EXPR: a Python expression over the fake's objects (get(kind, name, ns))
+objs() {
+  ctl GET objects | python3 -c "
+import json, sys
+items = json.load(sys.stdin)['items']
+def get(kind, name, ns=None):
+    for o in items:
+        m = o['metadata']
+        if o['kind'] == kind and m['name'] == name and m.get('namespace') == ns:
+            return o
+print($1)"
+}
+
+# repo ADDON...: an addon repository at $REPO; each addon's hook is
+# $TMP/hooks/<addon>.lua (or the real hooks/<addon> when that exists)
+REPO=$TMP/repo
+repo() {
+  mkdir -p "$REPO/addons"
+  printf 'microk8s-addons:\n  addons:\n' > "$REPO/addons.yaml"
+  for a in "$@"; do
+    if [ -f "$TMP/hooks/$a.lua" ]; then
+      mkdir -p "$REPO/addons/$a"; cp "$TMP/hooks/$a.lua" "$REPO/addons/$a/upgrade.lua"
+    else
+      ln -sfn "$ROOT/hooks/$a" "$REPO/addons/$a"
+    fi
+    printf '    - name: %s\n      version: 1.0.0\n' "$a" >> "$REPO/addons.yaml"
+  done
+}
+
+# U ARGS...: uphook as this node ($SNAP_DATA=$TMP/this, state in $TMP/state);
+# UX ARGS... the same in place of the calling (sub)shell, so that
+# `(UX upgrade x) &` leaves uphook's own PID in $!
+UX() {
+  SNAP_DATA=$TMP/this SNAP_COMMON=$TMP/common HOME=$TMP/home \
+    UPHOOK_SNAPCTL=$TMP/snapctl NODE_NAME=$THIS FAKE_PORT=$PORT \
+    exec ${WRAP:-} "$UPHOOK" --kubeconfig "$KC" --addons "$REPO" \
+    --state-dir "$TMP/state" "$@"
+}
+U() { (WRAP="timeout 120"; UX "$@"); }
+mkdir -p "$TMP/this/var/lock" "$TMP/common" "$TMP/home" "$TMP/hooks"
+
+# The snapctl stand-in of every node: records the restart in the node's
+# $SNAP_DATA/restarts.log and tells the fake API server, which makes the
+# node NotReady for a moment (and, for this node's kubelite, itself).
+cat > "$TMP/snapctl" <<'EOF'
+#!/bin/sh
+echo "$(date +%s.%N) $2" >> "$SNAP_DATA/restarts.log"
+api=false
+[ "$NODE_NAME" = "$THIS_NODE" ] && [ "$2" = microk8s.daemon-kubelite ] && api=true
+curl -sS -o /dev/null -X POST --data "{\"apiserver\": $api, \"seconds\": ${RESTART_SECONDS:-0.3}}" \
+  "http://127.0.0.1:$FAKE_PORT/_fake/nodes/$NODE_NAME/restart"
+EOF
+chmod +x "$TMP/snapctl"
+export THIS_NODE="$THIS"
+
+# The kubelet args every node starts with (a trimmed MicroK8s default).
+KUBELET_ARGS='--kubeconfig=${SNAP_DATA}/credentials/kubelet.config
+--cert-dir=${SNAP_DATA}/certs
+--client-ca-file=${SNAP_DATA}/certs/ca.crt
+--anonymous-auth=false
+--fail-swap-on=false
+--node-labels="microk8s.io/cluster=true,node.kubernetes.io/microk8s-controlplane=microk8s-controlplane"
+--authentication-token-webhook=true
+--read-only-port=0
+--cluster-domain=cluster.local
+--cluster-dns=10.152.183.10
+'
+
+# start_cluster N: this node ($THIS, $TMP/this, address $NET.1, no agent)
+# and N other nodes node-2..node-<N+1> at $NET.2.., each with its own
+# $SNAP_DATA ($TMP/nodes/<name>), args files, server certificate of the
+# test cluster CA and the shared callback token, and a cluster agent on
+# port 25000.  Registers every Node with the fake API server.  Sets NET,
+# NODES (the other names) and addr_<i>.
+start_cluster() {
+  n=$1; tries=0
+  python3 tests/fakes/cluster_ca.py ca "$TMP/ca"
+  while :; do
+    NET="127.$(shuf -i 1-254 -n 1).$(shuf -i 0-254 -n 1)"
+    node_setup "$THIS" "$TMP/this" "$NET.1"
+    NODES=""; i=2; up=1
+    while [ $i -le $((n + 1)) ]; do
+      name=node-$i; NODES="$NODES $name"
+      node_setup "$name" "$TMP/nodes/$name" "$NET.$i"
+      start_agent "$name" "$NET.$i" || { up=0; break; }
+      i=$((i + 1))
+    done
+    [ $up -eq 1 ] && break
+    tries=$((tries + 1)); [ $tries -lt 5 ] || { echo "not ok - no free loopback net"; exit 1; }
+  done
+  ctl POST nodes "$(python3 -c '
+import json, sys
+this, thisd, net, names, tmp = sys.argv[1:6]
+out = [{"name": this, "address": net + ".1", "snapData": thisd}]
+for i, n in enumerate(names.split(), 2):
+    out.append({"name": n, "address": "%s.%d" % (net, i), "snapData": tmp + "/nodes/" + n})
+print(json.dumps(out))' "$THIS" "$TMP/this" "$NET" "$NODES" "$TMP")" >/dev/null
+}
+
+# node_setup NAME SNAP_DATA ADDRESS: the node's files
+node_setup() {
+  mkdir -p "$2/args" "$2/var/lock" "$2/credentials"
+  printf '%s' "$KUBELET_ARGS" > "$2/args/kubelet"
+  printf -- '--authorization-mode=Node\n--secure-port=16443\n' > "$2/args/kube-apiserver"
+  : > "$2/var/lock/lite.lock"; : > "$2/var/lock/ha-cluster"
+  python3 tests/fakes/cluster_ca.py node "$TMP/ca" "$2" "$3" "$TOKEN"
+}
+
+# start_agent NAME ADDRESS: its cluster agent, until the suite ends
+start_agent() {
+  sd=$TMP/nodes/$1
+  SNAP_DATA=$sd NODE_NAME=$1 FAKE_PORT=$PORT python3 tests/fakes/agent.py \
+    --snap-data "$sd" --address "$2" --snapctl "$TMP/snapctl" --quiet \
+    >"$sd/agent.out" 2>"$sd/agent.err" &
+  eval "agent_pid_$(echo "$1" | tr - _)=$!"
+  PIDS="$PIDS $!"
+  j=0; while [ $j -lt 100 ]; do
+    grep -q '^ready' "$sd/agent.out" 2>/dev/null && return 0
+    kill -0 $! 2>/dev/null || return 1
+    sleep 0.05; j=$((j + 1))
+  done
+  return 1
+}
+
+# args NODE SERVICE: a node's args file, its lines sorted (the agent's
+# rewrite may reorder appended keys and drops blank lines)
+args_sorted() {
+  if [ "$1" = "$THIS" ]; then f=$TMP/this/args/$2; else f=$TMP/nodes/$1/args/$2; fi
+  grep -v '^[[:space:]]*$' "$f" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | sort
+}
