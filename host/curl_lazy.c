@@ -259,6 +259,8 @@ CURLcode uh_curl_protocols(CURL *h, const char *protocols,
   }
   rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS, p);
   return rc ? rc : curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, r);
+}
+
 /* the multi interface: parallel requests to the cluster agents */
 CURLM *curl_multi_init(void)
 {

@@ -9,6 +9,8 @@
 --- it, because an upgrade from a half-done state would be reverted by
 --- that later recover. Everything goes through the backend, so the mock
 --- keeps the Lease exactly as a live cluster does.
+local R = require "uphook.run"
+
 local M = {}
 
 local NS = "kube-system"
@@ -99,7 +101,6 @@ end
 ---Take the Lease, or stop: exit 6 while another node's journal is
 ---pending, exit 5 while another run holds it.
 function M.lock(run)
-  local engine = require "uphook.engine"
   run.identity = string.format("%s/uphook-%s", tostring(run.hostname),
     tostring(run.pid or 0))
   local b = run.backend
@@ -108,14 +109,14 @@ function M.lock(run)
   if cur then
     local spec, node = cur.spec or {}, M.pending_node(cur)
     if node and node ~= run.hostname then
-      engine.stop(engine.STUCK, string.format("an interrupted upgrade of %s "
+      R.stop(R.STUCK, string.format("an interrupted upgrade of %s "
         .. "on node %s left a journal there: run 'uphook recover %s' on %s "
         .. "first (Lease %s is marked %s=%s)", run.addon, node, run.addon,
         node, label(run), M.PENDING, node))
     end
     local why = M.stale(run, cur)
     if not why then
-      engine.stop(engine.LOCKED, string.format("another upgrade of %s holds "
+      R.stop(R.LOCKED, string.format("another upgrade of %s holds "
         .. "the lock: Lease %s is held by %s (renewed %s)", run.addon,
         label(run), tostring(spec.holderIdentity), tostring(spec.renewTime)))
     end
@@ -126,7 +127,7 @@ function M.lock(run)
     ok, e = pcall(b.create, b, lease_obj(run))
   end
   if not ok then
-    engine.stop(engine.LOCKED, "lost the race for the Lease: " .. message(e))
+    R.stop(R.LOCKED, "lost the race for the Lease: " .. message(e))
   end
   run.locked = true
   run.renewed = wall(run)

@@ -81,6 +81,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field reconfigure? string at the current version: the params that change ("name old -> new, ...")
 ---@field identity? string the Lease holder's identity
 ---@field locked? boolean the Lease is held
+---@field pending? string this node's name while the Lease marks its journal pending (lua/lease.lua)
 ---@field renewed? number when the Lease was last renewed (wall clock)
 ---@field noop? boolean already at the target version: nothing ran
 ---@field error? string what ended the run
