@@ -184,8 +184,39 @@ static int broker_spawn(lua_State *L)
   return 1;
 }
 
+/* The broker's own work on a request counts against --timeout
+ * (docs/security.md, "Limits"): while the handler runs, a count hook on
+ * the broker's state raises once the child's deadline plus GRACE has
+ * passed, and stays sticky so that no pcall in the engine swallows it.
+ * Requests are served one at a time, so one deadline suffices. */
+static double call_deadline;
+
+static void call_hook(lua_State *L, lua_Debug *ar)
+{
+  (void)ar;
+  if (uh_monotonic() < call_deadline)
+    return;
+  lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
+  luaL_error(L, "timeout: the broker's work on the hook's request ran "
+             "past --timeout");
+}
+
+/* handler(name, args) under the deadline; the previous hook (none, but
+ * for a debugger) is put back after. */
+static int call_bounded(lua_State *L, struct child *c)
+{
+  lua_Hook old = lua_gethook(L);
+  int mask = lua_gethookmask(L), count = lua_gethookcount(L), ok;
+  call_deadline = c->deadline + GRACE;
+  lua_sethook(L, call_hook, LUA_MASKCOUNT, 1000);
+  ok = lua_pcall(L, 2, LUA_MULTRET, 0) == LUA_OK;
+  lua_sethook(L, old, mask, count);
+  return ok;
+}
+
 /* Serve one {"call", name, args} with handler at index h; answer
- * {"ret", ok, results|message}. */
+ * {"ret", ok, results|message}.  1 when the deadline passed meanwhile
+ * (nothing is answered: the caller kills the child). */
 static int serve_call(lua_State *L, struct child *c, int msg, int h,
                       char *err, size_t errlen)
 {
@@ -195,9 +226,17 @@ static int serve_call(lua_State *L, struct child *c, int msg, int h,
     snprintf(err, errlen, "malformed call from the hook process");
     return -1;
   }
+  if (uh_monotonic() >= c->deadline + GRACE) {
+    lua_settop(L, top);
+    return 1;
+  }
   lua_pushvalue(L, h);
   lua_insert(L, -3);
-  ok = lua_pcall(L, 2, LUA_MULTRET, 0) == LUA_OK;
+  ok = call_bounded(L, c);
+  if (uh_monotonic() >= c->deadline + GRACE) {
+    lua_settop(L, top);
+    return 1;
+  }
   n = lua_gettop(L) - top;
   lua_createtable(L, 3, 0);
   lua_pushliteral(L, "ret");
@@ -227,22 +266,28 @@ static int serve_call(lua_State *L, struct child *c, int msg, int h,
   return i == UH_RPC_OK ? 0 : -1;
 }
 
+static int timed_out(lua_State *L, struct child *c)
+{
+  char err[256];
+  reap(c, 1);
+  snprintf(err, sizeof err, "timeout: the hook ran past --timeout (%d s) "
+           "and was killed", (int)c->timeout);
+  return pusherr(L, err, "timeout");
+}
+
 /* Read messages until the child sends the one tagged `want`. */
 static int serve_until(lua_State *L, struct child *c, const char *want,
                        int h)
 {
   char err[256] = "unexpected message";
   for (;;) {
-    int rc, msg;
+    int rc, msg, kib = lua_gc(L, LUA_GCCOUNT, 0);
     const char *tag;
-    rc = uh_rpc_recv(c->rfd, L, c->deadline + GRACE,
-                     (volatile int *)&uh_interrupted, err, sizeof err);
-    if (rc == UH_RPC_TIMEOUT) {
-      reap(c, 1);
-      snprintf(err, sizeof err, "timeout: the hook ran past --timeout "
-               "(%d s) and was killed", (int)c->timeout);
-      return pusherr(L, err, "timeout");
-    }
+    rc = uh_rpc_recv_max(c->rfd, L, c->deadline + GRACE,
+                         (volatile int *)&uh_interrupted, UH_RPC_MAX_NODES,
+                         err, sizeof err);
+    if (rc == UH_RPC_TIMEOUT)
+      return timed_out(L, c);
     if (rc == UH_RPC_INTR) {
       reap(c, 1);
       return pusherr(L, "interrupted by a signal", "interrupted");
@@ -270,11 +315,20 @@ static int serve_until(lua_State *L, struct child *c, const char *want,
       lua_insert(L, -2);
       return 4;
     }
-    if (strcmp(tag, "call"))
+    if (strcmp(tag, "call")) {
       snprintf(err, sizeof err, "unexpected message '%.32s'", tag);
-    if (strcmp(tag, "call") || serve_call(L, c, msg, h, err, sizeof err))
+      goto protocol;
+    }
+    kib = lua_gc(L, LUA_GCCOUNT, 0) - kib;   /* what the frame decoded to */
+    if ((rc = serve_call(L, c, msg, h, err, sizeof err)) == 1)
+      return timed_out(L, c);
+    if (rc)
       goto protocol;
     lua_settop(L, msg - 1);
+    /* A big request is garbage now: collect as much as it cost, so that
+     * the collector's pause does not let several pile up. */
+    if (kib > 1024)
+      lua_gc(L, LUA_GCSTEP, kib);
   }
 protocol:
   reap(c, 1);

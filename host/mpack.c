@@ -168,6 +168,7 @@ int uh_mpack_pack(lua_State *L, int idx, msgpack_sbuffer *sb, char *err,
 typedef struct {
   lua_State *L;
   const unsigned char *start, *p, *end;
+  size_t nodes;         /* values still allowed; SIZE_MAX: unbounded */
   char *err;
   size_t errlen;
 } mp_in;
@@ -314,6 +315,9 @@ static int up_value(mp_in *in, int depth)
   unsigned char b;
   if (up_left(in) < 1)
     return up_fail(in, "truncated input");
+  if (in->nodes == 0)
+    return up_fail(in, "more values than the decoder allows");
+  in->nodes--;
   b = *in->p++;
   if (b <= 0x7f || b >= 0xe0)
     lua_pushinteger(in->L, (lua_Integer)(signed char)b);
@@ -343,6 +347,12 @@ static int up_value(mp_in *in, int depth)
 int uh_mpack_unpack_push(lua_State *L, const char *buf, size_t len,
                          char *err, size_t errlen)
 {
+  return uh_mpack_unpack_push_max(L, buf, len, 0, err, errlen);
+}
+
+int uh_mpack_unpack_push_max(lua_State *L, const char *buf, size_t len,
+                             size_t max_nodes, char *err, size_t errlen)
+{
   mp_in in;
   int top = lua_gettop(L);
   if (!lua_checkstack(L, 4))
@@ -350,6 +360,7 @@ int uh_mpack_unpack_push(lua_State *L, const char *buf, size_t len,
   in.L = L;
   in.start = in.p = (const unsigned char *)buf;
   in.end = in.start + len;
+  in.nodes = max_nodes ? max_nodes : SIZE_MAX;
   in.err = err;
   in.errlen = errlen;
   if (up_value(&in, 0) != 0) {

@@ -27,5 +27,11 @@ int uh_mpack_pack(lua_State *L, int idx, msgpack_sbuffer *sb, char *err,
 /* Decode exactly one value filling buf[0..len) and push it. */
 int uh_mpack_unpack_push(lua_State *L, const char *buf, size_t len,
                          char *err, size_t errlen);
+/* The same with at most max_nodes values (every scalar, array and map
+ * counts one; 0: no bound): what a hostile frame may cost in Lua tables
+ * is then bounded whatever its bytes claim (an empty map is one byte on
+ * the wire and a table of 56 bytes in Lua). */
+int uh_mpack_unpack_push_max(lua_State *L, const char *buf, size_t len,
+                             size_t max_nodes, char *err, size_t errlen);
 
 #endif

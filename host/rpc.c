@@ -116,6 +116,13 @@ static int read_all(int fd, char *p, size_t n, double deadline,
 int uh_rpc_recv(int fd, lua_State *L, double deadline, volatile int *intr,
                 char *err, size_t errlen)
 {
+  return uh_rpc_recv_max(fd, L, deadline, intr, 0, err, errlen);
+}
+
+int uh_rpc_recv_max(int fd, lua_State *L, double deadline,
+                    volatile int *intr, size_t max_nodes, char *err,
+                    size_t errlen)
+{
   unsigned char hdr[4];
   uint32_t len;
   char *buf;
@@ -137,7 +144,8 @@ int uh_rpc_recv(int fd, lua_State *L, double deadline, volatile int *intr,
     return UH_RPC_ERR;
   }
   rc = read_all(fd, buf, len, deadline, intr);
-  if (rc == UH_RPC_OK && uh_mpack_unpack_push(L, buf, len, err, errlen) != 0)
+  if (rc == UH_RPC_OK &&
+      uh_mpack_unpack_push_max(L, buf, len, max_nodes, err, errlen) != 0)
     rc = UH_RPC_ERR;
   else if (rc != UH_RPC_OK)
     snprintf(err, errlen, "%s", rc == UH_RPC_EOF ? "truncated frame"

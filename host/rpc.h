@@ -22,4 +22,15 @@ int uh_rpc_send_raw(int fd, const char *buf, size_t len, char *err,
 int uh_rpc_recv(int fd, lua_State *L, double deadline,
                 volatile int *intr, char *err, size_t errlen);
 
+/* What the broker accepts from the hook process in one frame: at most
+ * this many values (host/mpack.c), so that a frame within
+ * UH_RPC_MAX_FRAME cannot decode into gigabytes of tables.  The largest
+ * real manifest in tests/data/corpus (argo-cd, 1.9 MB) has 64 k. */
+#define UH_RPC_MAX_NODES (1u << 19)
+
+/* uh_rpc_recv, decoding at most max_nodes values (0: no bound). */
+int uh_rpc_recv_max(int fd, lua_State *L, double deadline,
+                    volatile int *intr, size_t max_nodes, char *err,
+                    size_t errlen);
+
 #endif

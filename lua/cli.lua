@@ -236,8 +236,11 @@ local function recover(o, c, report)
   local lock, lerr = node_lock(o, c, "recover", L)
   if not lock then report:error(lerr); return engine.LOCKED end
   local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}
+  local backend = Backend.connect(o, c, report, L)
+  -- recover is not bounded by --timeout: each request by its own
+  if backend.set_deadline then backend:set_deadline(nil) end
   local run = R.new { addon = o.addon.name, c = c,
-    backend = (Backend.connect(o, c, report, L)),
+    backend = backend,
     roots = begin.roots or L.roots, report = report,
     journal_path = L.journal_path }
   if torn then report:log("warn", "the journal's last record was torn "

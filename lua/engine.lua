@@ -47,9 +47,15 @@ local FIELDS = { version = "string", from = "string", permissions = "table",
   check = "function", upgrade = "function", verify = "function" }
 local REQUIRED = { "version", "from", "permissions", "upgrade" }
 
+-- What a hook may declare: bounded, so that checking a declaration costs
+-- the broker little whatever the hook sends (docs/security.md).
+M.MAX_PERMS, M.MAX_PERM = 256, 300
+M.MAX_VERSION, M.MAX_RANGE, M.MAX_TEXT = 256, 1024, 4096
+
 local function valid_perm(p)
+  if type(p) ~= "string" or #p > M.MAX_PERM then return false end
   for _, pat in ipairs(PERM_PATTERNS) do
-    if type(p) == "string" and p:match(pat) then return true end
+    if p:find(pat) then return true end
   end
 end
 
@@ -74,6 +80,17 @@ function M.validate(desc, name, reserved)
     if FIELDS[f] and FIELDS[f] ~= t then
       bad(string.format("field '%s' must be a %s, got %s", f, FIELDS[f], t))
     end
+  end
+  local function short(f, max)
+    if #data[f] > max then
+      bad(string.format("field '%s' is longer than %d bytes", f, max))
+    end
+  end
+  short("version", M.MAX_VERSION)
+  short("from", M.MAX_RANGE)
+  if data.description then short("description", M.MAX_TEXT) end
+  if #data.permissions > M.MAX_PERMS then
+    bad("more than " .. M.MAX_PERMS .. " permissions")
   end
   if not semver.parse(data.version) then
     bad("field 'version' is not a semantic version: " .. data.version)
@@ -182,7 +199,11 @@ local function call_phase(run, name, ctx)
     kind, value = "interrupted", "interrupted by a signal during " .. name
   end
   run.trace = trace
-  stop((run.changed or kind == "interrupted") and M.FAILED or M.EARLY,
+  -- a timeout may stop the broker between a change and its bookkeeping:
+  -- once anything is journaled, it ends as a failure after a change
+  local after = run.changed or kind == "interrupted"
+    or (kind == "timeout" and #run.records > 0)
+  stop(after and M.FAILED or M.EARLY,
     kind == "error" and (name .. " failed: " .. tostring(value))
     or tostring(value))
 end
@@ -303,6 +324,7 @@ local function new_run(o)
     journal_path = o.journal_path, cache_dir = o.cache_dir,
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
     clock_wall = o.clock_wall, pid = o.pid, timeout = o.timeout,
+    record_calls = o.record_calls,
     crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "") }
   run.handler = handler(run)
   return run
@@ -311,6 +333,8 @@ end
 --- Undo every journaled change; true when all of it was undone.
 local function undo_all(run, announce)
   run.c.broker.rolling_back(true)
+  -- past --timeout: the rollback's requests each get their own timeout
+  if run.backend.set_deadline then run.backend:set_deadline(nil) end
   if announce then
     run.report:info(string.format("Rolling back %d change%s...",
       #run.records, #run.records == 1 and "" or "s"))

@@ -23,6 +23,7 @@ local function declarations(c, a)
     if info then
       r.target, r.from_range, r.has_detect = info.version, info.from,
         info.has.detect
+      r.perms = info.perms    -- detect reads Secrets only as declared
       r.child = child
     else
       r.error = err
@@ -41,7 +42,7 @@ local function detect(o, c, backend, r, a, report)
     roots = { addon = dir, args = files .. "/args", bin = files .. "/bin",
               state = (o.state_dir or (o.snap_common .. "/var/lib/uphook"))
                       .. "/addons/" .. a.name },
-    report = Report.new { capture = true }, timeout = 30 }
+    perms = r.perms, report = Report.new { capture = true }, timeout = 30 }
   local ok, res = r.child:run("detect", { addon = a.name, plan = true,
     args = {}, positional = {}, dir = dir }, function(name, args)
       local okd, v1, v2 = pcall(prims.dispatch, run, name, args)
@@ -62,7 +63,7 @@ local function row(o, c, backend, r, a, report)
     r.detected = r.installed ~= nil
   end
   if r.child then r.child:close(); r.child = nil end
-  r.has_detect = nil
+  r.has_detect, r.perms = nil, nil
   if r.installed and r.target then
     local okc, cmp = pcall(semver.compare, r.installed, r.target)
     r.upgradable = okc and cmp < 0

@@ -74,6 +74,14 @@ function Live:_timeout()
   return math.max(1, math.min(self.request_timeout, left))
 end
 
+---Bound every request by this monotonic time as well as by its own
+---timeout; nil: by its own timeout only (the rollback after --timeout,
+---and recover, whose requests each get request_timeout).
+---@param t number|nil
+function Live:set_deadline(t)
+  self.deadline = t or math.huge
+end
+
 -- One request; connection errors raise their message (it names the
 -- server and the path).
 function Live:_call(method, path, body, ctype, accept)

@@ -22,6 +22,8 @@ local SPEC_FIELDS = { default = "string", choices = "table", short = "string",
 ---@field positional {name:string, description:string|nil, rest:boolean}[]
 ---@field unknown string[] "params.x.field" entries that are not spec fields
 
+M.MAX_PARAMS, M.MAX_CHOICES = 256, 256
+
 --- Check the declarations of a hook's description (`data` from the
 --- child). `bad(msg)` raises; `reserved` is the set of uphook's long
 --- option names, which no param may take.
@@ -30,9 +32,13 @@ function M.declare(data, bad, reserved)
   local d = { params = {}, shorts = {}, positional = {}, unknown = {} }
   local checks = type(data.__param_checks) == "table"
                  and data.__param_checks or {}
+  local n = 0
   for k, spec in pairs(data.params or {}) do
-    if type(k) ~= "string" or type(spec) ~= "table" then
-      bad("params." .. tostring(k) .. " must be a table")
+    -- bounded, so that a declaration costs the broker little (issue 15)
+    n = n + 1
+    if n > M.MAX_PARAMS then bad("more than " .. M.MAX_PARAMS .. " params") end
+    if type(k) ~= "string" or type(spec) ~= "table" or #k > 128 then
+      bad("params." .. tostring(k):sub(1, 64) .. " must be a table")
     end
     if not k:match(NAME) then
       bad(string.format("params: %q is not a parameter name (letters, "
@@ -50,6 +56,9 @@ function M.declare(data, bad, reserved)
           f == "choices" and "list of strings" or want, type(v)))
       elseif want then out[f] = v
       else d.unknown[#d.unknown + 1] = "params." .. k .. "." .. tostring(f) end
+    end
+    if out.choices and #out.choices > M.MAX_CHOICES then
+      bad(string.format("params.%s.choices: more than %d", k, M.MAX_CHOICES))
     end
     for i, ch in ipairs(out.choices or {}) do
       if type(ch) ~= "string" then

@@ -7,6 +7,7 @@
 local rollback = require "uphook.rollback"
 local plan = require "uphook.plan"
 local kinds = require "uphook.kinds"
+local names = require "uphook.names"
 local errors = require "uphook.errors"
 local lease = require "uphook.lease"
 
@@ -54,7 +55,18 @@ local function need(run, perm, what)
   end
 end
 
---- Is the hook allowed to change this object?
+--- The host's own objects: the state ConfigMaps and Leases
+--- uphook-<addon> in kube-system (docs/state.md). A hook writes none of
+--- them, its own addon's included: the engine writes its state.
+local HOST_NS, HOST_KINDS = "kube-system", { ConfigMap = true, Lease = true }
+local function host_owned(kind, name, ns)
+  return HOST_KINDS[names.short_kind(kind)] and ns == HOST_NS
+    and type(name) == "string" and name:sub(1, 7) == "uphook-"
+end
+
+--- Is the hook allowed to change this object? An object without a
+--- namespace goes to `default`, as kubectl sends it, and needs
+--- kube:default.
 local function need_kube(run, obj, verb)
   local scope = run.backend.namespaced and
     run.backend:namespaced(obj.apiVersion, obj.kind)
@@ -63,10 +75,47 @@ local function need_kube(run, obj, verb)
     kinds.objname(obj))
   if scope == false or (scope == nil and not ns) then
     need(run, "kube:cluster", what)
-  elseif not run.perms["kube:*"] then
-    need(run, "kube:" .. tostring(ns), what)
+  else
+    ns = ns or "default"
+    if host_owned(obj.kind, obj.metadata.name, ns) then
+      error(string.format("%s refused: %s %s/%s belongs to uphook (the "
+        .. "state and lock of an addon); hooks do not write it",
+        verb, obj.kind, ns, obj.metadata.name), 0)
+    end
+    if not run.perms["kube:*"] then need(run, "kube:" .. ns, what) end
   end
 end
+
+--- Reads of kinds whose contents are credentials need the namespace's
+--- permission, where Kubernetes' own `view` role stops: Secrets (service
+--- account tokens are Secrets, or TokenRequests no primitive can make).
+--- Other objects are readable as far as the kubeconfig allows.
+local CREDENTIAL_KINDS = { Secret = true }
+local function need_read(run, kind, ns, what)
+  if not CREDENTIAL_KINDS[names.short_kind(kind)] or run.perms["kube:*"]
+  then return end
+  if ns == nil then
+    need(run, "kube:*", what .. " of every namespace")
+  end
+  need(run, "kube:" .. ns, what)
+end
+
+--- kind, name, namespace arguments of kube.*: checked as the API server
+--- checks them, before any request is built from them.
+local function check_ref(kind, name, namespace, fname)
+  checktype(kind, "string", 1, fname)
+  names.check_kind(kind, "kube." .. fname)
+  if name ~= nil or fname ~= "list" then
+    checktype(name, "string", 2, fname)
+    names.check_name(kind, name, "kube." .. fname)
+  end
+  if namespace ~= nil then
+    checktype(namespace, "string", 3, fname)
+    names.check_namespace(namespace, "kube." .. fname)
+  end
+end
+
+M.MAX_OBJECTS = 4096   -- objects in one kube.apply
 
 --- Object list from a YAML string, one object, or a list of objects.
 local function objects_of(run, objs)
@@ -87,7 +136,7 @@ local function objects_of(run, objs)
       end
       if type(o.metadata) ~= "table" or type(o.metadata.name) ~= "string"
       then
-        argerr(1, "apply", "object #" .. i .. " (" .. o.kind
+        argerr(1, "apply", "object #" .. i .. " (" .. names.quote(o.kind)
           .. ") has no metadata.name")
       end
       for _, f in ipairs { "labels", "annotations" } do
@@ -98,6 +147,14 @@ local function objects_of(run, objs)
             type(m)))
         end
       end
+      names.check_kind(o.apiVersion .. "/" .. o.kind, "kube.apply")
+      names.check_name(o.kind, o.metadata.name, "kube.apply")
+      if o.metadata.namespace ~= nil then
+        names.check_namespace(o.metadata.namespace, "kube.apply")
+      end
+      if #out == M.MAX_OBJECTS then
+        argerr(1, "apply", "more than " .. M.MAX_OBJECTS .. " objects")
+      end
       out[#out + 1] = o
     end
   end
@@ -106,10 +163,13 @@ end
 
 local function stamp(run, obj, namespace)
   local md = obj.metadata
-  if namespace and md.namespace == nil then
+  if md.namespace == nil then
+    -- as kubectl does: a namespaced object without one goes to default
     local scoped = run.backend.namespaced and
       run.backend:namespaced(obj.apiVersion, obj.kind)
-    if scoped ~= false then md.namespace = namespace end
+    if scoped or (scoped == nil and namespace) then
+      md.namespace = namespace or "default"
+    end
   end
   md.labels = md.labels ~= run.null and md.labels or {}
   md.labels["addon.microk8s.io/name"] = run.addon
@@ -129,12 +189,13 @@ local H = {}   -- handlers by primitive name
 --- run.planned[key] = false (would be deleted) or the object (would be
 --- recreated).
 local function pkey(kind, name, namespace)
-  return (kind:match("([^/]+)$")) .. "/" .. (namespace or "") .. "/" .. name
+  return names.short_kind(kind) .. "/" .. (namespace or "") .. "/" .. name
 end
 
 function H.kube_apply(run, objs, opts)
   opts = checkopts(opts, { namespace = true }, 2, "apply")
   checktype(opts.namespace, "string", 2, "apply", true)
+  if opts.namespace then names.check_namespace(opts.namespace, "kube.apply") end
   local list, results = objects_of(run, objs), {}
   for _, obj in ipairs(list) do
     stamp(run, obj, opts.namespace)
@@ -164,9 +225,9 @@ function H.kube_apply(run, objs, opts)
 end
 
 function H.kube_get(run, kind, name, namespace)
-  checktype(kind, "string", 1, "get")
-  checktype(name, "string", 2, "get")
-  checktype(namespace, "string", 3, "get", true)
+  check_ref(kind, name, namespace, "get")
+  need_read(run, kind, namespace or "default", "kube.get of " .. kind
+    .. " " .. kinds.joinname(name, namespace))
   if run.plan then
     local planned = run.planned[pkey(kind, name, namespace)]
     if planned ~= nil then return planned or nil end
@@ -175,22 +236,20 @@ function H.kube_get(run, kind, name, namespace)
 end
 
 function H.kube_list(run, kind, opts)
-  checktype(kind, "string", 1, "list")
   opts = checkopts(opts, { namespace = true, labels = true }, 2, "list")
-  checktype(opts.namespace, "string", 2, "list", true)
+  check_ref(kind, nil, opts.namespace, "list")
   checktype(opts.labels, "table", 2, "list", true)
   for k, v in pairs(opts.labels or {}) do
     if type(k) ~= "string" or type(v) ~= "string" then
       argerr(2, "list", "labels must map strings to strings")
     end
   end
+  need_read(run, kind, opts.namespace, "kube.list of " .. kind)
   return run.backend:list(kind, opts)
 end
 
 function H.kube_delete(run, kind, name, namespace, opts)
-  checktype(kind, "string", 1, "delete")
-  checktype(name, "string", 2, "delete")
-  checktype(namespace, "string", 3, "delete", true)
+  check_ref(kind, name, namespace, "delete")
   opts = checkopts(opts, { allow_data_loss = true }, 4, "delete")
   local prior = H.kube_get(run, kind, name, namespace)
   if not prior then return false end
@@ -277,9 +336,7 @@ local function wait_timeout(run, opts, fname)
 end
 
 function H.kube_rollout(run, kind, name, namespace, opts)
-  checktype(kind, "string", 1, "rollout")
-  checktype(name, "string", 2, "rollout")
-  checktype(namespace, "string", 3, "rollout", true)
+  check_ref(kind, name, namespace, "rollout")
   opts = checkopts(opts, { timeout = true }, 4, "rollout")
   local timeout = wait_timeout(run, opts, "rollout")
   if run.plan then
@@ -306,9 +363,7 @@ function H.kube_rollout(run, kind, name, namespace, opts)
 end
 
 function H.kube_wait(run, kind, name, namespace, opts)
-  checktype(kind, "string", 1, "wait")
-  checktype(name, "string", 2, "wait")
-  checktype(namespace, "string", 3, "wait", true)
+  check_ref(kind, name, namespace, "wait")
   opts = checkopts(opts, { timeout = true, condition = true }, 4, "wait")
   checktype(opts.condition, "string", 4, "wait")
   local timeout = wait_timeout(run, opts, "wait")
@@ -385,8 +440,8 @@ end
 
 function H.service_restart(run, name)
   checktype(name, "string", 1, "restart")
-  if name ~= "kubelite" and not name:match("^microk8s%.daemon%-[%w%-]+$")
-  then
+  if name ~= "kubelite" and (#name > 128
+     or not name:find("^microk8s%.daemon%-[%w%-]+$")) then
     argerr(1, "restart", "kubelite or a microk8s.daemon-* service expected")
   end
   need(run, "restart:" .. name, "service.restart(" .. name .. ")")
@@ -403,12 +458,18 @@ end
 local ROOTS = { args = true, bin = true, addon = true, state = true }
 
 --- Split "root:rel" and check it; returns root name, root dir, rel.
+M.MAX_PATH = 4096
+
 local function split_path(run, path, n, fname)
   checktype(path, "string", n, fname)
+  if #path > M.MAX_PATH then
+    argerr(n, fname, string.format("path longer than %d bytes (%d)",
+      M.MAX_PATH, #path))
+  end
   local root, rel = path:match("^(%a+):(.*)$")
   if not root or not ROOTS[root] then
     argerr(n, fname, "path must be args:, bin:, addon: or state:, got "
-      .. string.format("%q", path))
+      .. names.quote(path))
   end
   if rel == "" or rel:sub(1, 1) == "/" or rel:find("\0", 1, true) then
     error(string.format("%s: path leaves its root: %s", fname, path), 0)
@@ -677,10 +738,37 @@ function H.addon_read(run, rel)
   return s
 end
 
+--- What a hook may log in one run: every message is cut at LOG_LINE
+--- bytes, and past LOG_LINES messages or LOG_BYTES in all the rest is
+--- dropped (one warning says so), so neither the report, the plan's
+--- steps nor the terminal grow with what the hook sends.
+M.LOG_LINE, M.LOG_LINES, M.LOG_BYTES = 4096, 20000, 4 << 20
+
+local function log_budget(run, msg)
+  msg = tostring(msg)
+  if #msg > M.LOG_LINE then
+    msg = msg:sub(1, M.LOG_LINE) .. string.format(" ... (%d bytes)", #msg)
+  end
+  local used = run.logged or { lines = 0, bytes = 0 }
+  run.logged = used
+  if used.dropped then return nil end
+  used.lines, used.bytes = used.lines + 1, used.bytes + #msg
+  if used.lines > M.LOG_LINES or used.bytes > M.LOG_BYTES then
+    used.dropped = true
+    run.report:log("warn", string.format("the hook logged more than %d "
+      .. "lines or %d MiB; the rest of its log is dropped", M.LOG_LINES,
+      M.LOG_BYTES >> 20))
+    return nil
+  end
+  return msg
+end
+
 for _, level in ipairs { "info", "warn", "step" } do
   H["log_" .. level] = function(run, msg)
-    run.report:log(level, tostring(msg))
-    if level == "step" then plan.step(run, tostring(msg)) end
+    msg = log_budget(run, msg)
+    if not msg then return end
+    run.report:log(level, msg)
+    if level == "step" then plan.step(run, msg) end
   end
 end
 
@@ -689,15 +777,43 @@ function H.__uphook_sleep(run, seconds)
   run.backend:sleep(math.max(0, math.min(seconds, run:remaining())))
 end
 
+--- Module names: dotted identifiers (linear checks, at most 256 bytes).
 function H.__uphook_require(run, name)
   checktype(name, "string", 1, "require")
-  if not name:match("^[%w_]+[%w_.]*$") or name:find("..", 1, true) then
+  if #name > 256 or not name:find("^[%w_][%w_.]*$")
+     or name:find("..", 1, true) then
     return nil
   end
   local rel = name:gsub("%.", "/") .. ".lua"
   local src = run.fs.read(run.roots.addon, rel)
   if not src then return nil end
   return src, "@" .. run.roots.addon .. "/" .. rel
+end
+
+--- Only `uphook test` records the calls (env:calls), and only so much:
+--- CALLS_MAX calls, and their arguments while they total under
+--- CALLS_BYTES (past it a call is kept with args = {}).
+M.CALLS_MAX, M.CALLS_BYTES = 10000, 16 << 20
+
+--- Bytes of strings in v, counted up to `left` (then stops).
+local function weight(v, left, depth)
+  if type(v) == "string" then return #v end
+  if type(v) ~= "table" or depth > 8 then return 8 end
+  local w = 16
+  for k, x in pairs(v) do
+    w = w + weight(k, left, depth + 1) + weight(x, left, depth + 1)
+    if w > left then return w end
+  end
+  return w
+end
+
+function M.record_call(run, name, args)
+  local calls = run.calls
+  if #calls >= M.CALLS_MAX then return end
+  local left = M.CALLS_BYTES - (calls.bytes or 0)
+  local w = left > 0 and weight(args, left, 0) or left + 1
+  if w > left then args = {} else calls.bytes = (calls.bytes or 0) + w end
+  calls[#calls + 1] = { name = name, args = args }
 end
 
 --- Dispatch one call from the hook: policy first, then the handler.
@@ -714,7 +830,7 @@ function M.dispatch(run, name, args)
   for i = 1, n do
     if args[i] == run.null then args[i] = nil end
   end
-  run.calls[#run.calls + 1] = { name = name, args = args }
+  if run.calls then M.record_call(run, name, args) end
   return h(run, table.unpack(args, 1, n))
 end
 

@@ -61,7 +61,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field perms table<string, true> the hook's declared permissions
 ---@field entries table[] the plan's entries (lua/plan.lua)
 ---@field records table[] the journal records of this run, in order
----@field calls {name: string, args: table}[] every primitive called
+---@field calls? {name: string, args: table}[] the primitives called (uphook test only, bounded: lua/prims.lua)
 ---@field planned table<string, table|false> under plan: objects deleted (false) or recreated
 ---@field deleted table<string, table> objects deleted, by plan key
 ---@field changed boolean a journaled change happened: exit 1 from now on
@@ -116,6 +116,7 @@ end
 ---@field clock_wall? fun(): number
 ---@field pid? integer
 ---@field crash_after? integer
+---@field record_calls? boolean keep run.calls (uphook test's env:calls)
 ---@field phase? string the phase to start in (default "load")
 ---@field perms? table<string, true>
 ---@field timeout? number seconds until the deadline (default 900)
@@ -134,7 +135,8 @@ function M.new(o)
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
     clock_wall = o.clock_wall, pid = o.pid, crash_after = o.crash_after,
     phase = o.phase or "load", perms = o.perms or {},
-    entries = {}, records = {}, calls = {}, planned = {}, deleted = {},
+    entries = {}, records = {}, calls = o.record_calls and {} or nil,
+    planned = {}, deleted = {},
     changed = false }, Run)
   run.deadline = c.sys.now() + (o.timeout or 900)
   return run

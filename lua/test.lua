@@ -339,7 +339,7 @@ local function run_hook(env, command, args)
     backend = backend, net = env.net, roots = env.roots, c = c,
     journal_path = env.journal_path, cache_dir = env.cache_dir,
     plan_fetch = env.o.plan_fetch, hostname = env.hostname, report = report,
-    timeout = env.o.timeout or 60,
+    timeout = env.o.timeout or 60, record_calls = true,
     memory_limit = (env.o.memory_limit or 256) << 20,
     clock_wall = function() return 1.8e9 + (clock and clock:now() or 0) end,
     pid = 1 }

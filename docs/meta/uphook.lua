@@ -185,7 +185,15 @@
 
 ---The Kubernetes API. Kinds are a Kind (`Deployment`) or
 ---`group/version/Kind` (`apps/v1/Deployment`, `v1/ConfigMap`) to pin a
----version. Cluster-scoped objects take namespace nil.
+---version. Cluster-scoped objects take namespace nil; a namespaced object
+---without a namespace is in `default`, as kubectl sends it. Names and
+---namespaces are checked as the API server checks them before any request
+---(a DNS-1123 subdomain for most kinds, a label for a Namespace, a
+---DNS-1035 label for a Service, any path segment for RBAC objects): an
+---invalid one is an error naming it. Reads need no permission except of
+---Secrets, which need `kube:<namespace>` (`kube:*` to list every
+---namespace's). The ConfigMaps and Leases `kube-system/uphook-<addon>` are
+---uphook's own (state and lock): no hook writes them.
 kube = {}
 
 ---✎ Server-side apply (field manager `uphook`, conflicts forced). Every

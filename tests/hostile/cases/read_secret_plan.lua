@@ -1,0 +1,10 @@
+-- expect: 4 needs "kube:other"
+-- command: plan
+-- issue 15 point 6: the same under plan, where reads ran unchecked too.
+return { version = "2.0.0", from = ">=1.0.0",
+  permissions = { "kube:demo", "net:example.com" },
+  detect = function() return "1.0.0" end,
+  upgrade = function()
+    local s = kube.get("Secret", "token", "other")
+    error("read the Secret: " .. tostring(s and s.data and s.data.token))
+  end }

@@ -1,0 +1,89 @@
+-- The broker's own work counts against --timeout (issue 15 point 3,
+-- docs/security.md "Limits"): a request the broker is slow to serve is
+-- stopped at the deadline plus the child's grace (1 s), however the
+-- engine's pcalls try to swallow it, and the run still ends rolled back.
+local t = require "uphook.test"
+local C = require("uphook.cfamilies").load()
+
+local GRACE = 1      -- host/broker.c: what the child gets past its deadline
+local SLACK = 1.5    -- a loaded machine, the test's own work
+
+local HOOK = [[return { version = "1.0.0", from = "*", permissions = {},
+  upgrade = function() nodes.list() end }]]
+
+local function spawn(timeout)
+  local child = assert(C.broker.spawn { source = HOOK, chunkname = "=t",
+    timeout = timeout, deadline = C.sys.now() + timeout })
+  local ok, desc = child:loaded(function() error("no call at load") end)
+  assert(ok, desc)
+  return child
+end
+
+t.case("a handler that never returns is stopped at the deadline", function()
+  local child = spawn(1)
+  local t0 = C.sys.now()
+  local ok, err, kind = child:run("upgrade", {}, function()
+    while true do end
+  end)
+  local took = C.sys.now() - t0
+  child:close()
+  t.eq(ok, false)
+  t.eq(kind, "timeout")
+  t.match(err, "ran past %-%-timeout")
+  t.ok(took < 1 + GRACE + SLACK, "took " .. took .. " s")
+end)
+
+t.case("pcall in the engine cannot swallow the broker's timeout", function()
+  local child = spawn(1)
+  local t0 = C.sys.now()
+  local ok, _, kind = child:run("upgrade", {}, function()
+    while true do pcall(function() while true do end end) end
+  end)
+  local took = C.sys.now() - t0
+  child:close()
+  t.eq(ok, false)
+  t.eq(kind, "timeout")
+  t.ok(took < 1 + GRACE + SLACK, "took " .. took .. " s")
+end)
+
+t.case("a request served past the deadline is not answered", function()
+  local child = spawn(1)
+  local ok, _, kind = child:run("upgrade", {}, function()
+    C.sys.sleep(1 + GRACE + 0.2)   -- C: no count hook fires; returns late
+    return {}
+  end)
+  child:close()
+  t.eq(ok, false)
+  t.eq(kind, "timeout")
+end)
+
+t.case("after a call the broker's state carries no deadline", function()
+  local child = spawn(1)
+  local ok, res = child:run("upgrade", {}, function() return {} end)
+  child:close()
+  t.eq(ok, true, tostring(res))
+  C.sys.sleep(1 + GRACE + 0.1)
+  -- past that child's deadline, the parent's own code still runs
+  local n = 0
+  for _ = 1, 1e6 do n = n + 1 end
+  t.eq(n, 1e6)
+end)
+
+t.case("a slow request in the broker ends the upgrade rolled back", function()
+  local e = t.env { addon = "addons/slowbroker", cluster = "fixtures_hello.yaml",
+    timeout = 1 }
+  local before = e:snapshot()
+  local real = e.backend.get
+  e.backend.get = function(self, kind, name, ns)
+    if name == "slow" then while true do end end
+    return real(self, kind, name, ns)
+  end
+  local t0 = C.sys.now()
+  local r = e:upgrade {}
+  local took = C.sys.now() - t0
+  e.backend.get = real
+  t.eq(r.code, 1, r.error)
+  t.match(r.error, "timeout")
+  t.eq(e:snapshot(), before)
+  t.ok(took < 1 + GRACE + SLACK, "took " .. took .. " s")
+end)
