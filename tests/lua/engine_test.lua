@@ -98,3 +98,22 @@ t.case("an immutable change without re-create fails like a server", function()
   t.eq(r.code, 4)
   t.match(r.error, "injected fault")
 end)
+
+-- issue 15 point 9: saved parameters are checked against the hook's
+-- choices when they are loaded (the state ConfigMap could be edited, or
+-- written by another addon's hook before uphook-<addon> became the host's)
+t.case("a saved parameter outside the choices never reaches the hook", function()
+  local e = env()
+  e.backend:apply({ apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = "uphook-hello", namespace = "kube-system" },
+    data = { version = "1.0.0", params = "color: $(reboot)\n" } }, {})
+  local before = e:snapshot()
+  local r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, 'the saved %(ConfigMap kube%-system/uphook%-hello%) '
+    .. 'parameter color="%$%(reboot%)" must be one of blue, red')
+  t.eq(e:snapshot(), before)
+  r = e:upgrade { "--color=red" }
+  t.eq(r.code, 0, r.error)
+  t.eq(e:state().params.color, "red")
+end)
