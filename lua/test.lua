@@ -81,17 +81,22 @@ function M.skip(name, why)
                         file = current_file }
 end
 
+local function eq(actual, expected, msg, level)
+  local ok, path = tables.diff(actual, expected)
+  if not ok then
+    local where = (path ~= "" and " at " .. path) or ""
+    fail(string.format("%sexpected %s, got %s%s",
+      msg and (msg .. ": ") or "", repr(expected), repr(actual), where),
+      level + 1)
+  end
+end
+
 ---Assert deep equality.
 ---@param actual any
 ---@param expected any
 ---@param msg? string
 function M.eq(actual, expected, msg)
-  local ok, path = tables.diff(actual, expected)
-  if not ok then
-    local where = (path ~= "" and " at " .. path) or ""
-    fail(string.format("%sexpected %s, got %s%s",
-      msg and (msg .. ": ") or "", repr(expected), repr(actual), where), 2)
-  end
+  eq(actual, expected, msg, 2)
 end
 
 ---Assert that v is truthy.
@@ -170,7 +175,8 @@ local function faulty(env, backend, c)
          and (f.name == nil or f.name == name)
          and (f.path == nil or f.path == path) then
         f.seen = (f.seen or 0) + 1
-        if f.seen > (f.after or 0) then
+        if f.seen > (f.after or 0) and f.seen <= (f.after or 0)
+           + (f.times or 1) then
           local code = f.code or 500
           error({ code = code, reason = f.reason or FAULT_REASONS[code]
             or "InternalError",
@@ -179,26 +185,40 @@ local function faulty(env, backend, c)
       end
     end
   end
+  -- a change of the hook's, recorded in env.changes (t.each_fault faults
+  -- each in turn); the engine's own Lease is not one
+  local function change(on, kind, name, path)
+    if env.rolling_back then return false end
+    if kind == "Lease" and name == "uphook-" .. env.name then return false end
+    env.changes[#env.changes + 1] = { on = on, kind = kind, name = name,
+      path = path }
+    return true
+  end
   local b = setmetatable({}, { __index = backend })
   function b:apply(obj, opts)
-    if not (opts and opts.dry_run) then
-      check("kube.apply", obj.kind, obj.metadata and obj.metadata.name)
+    local name = obj.metadata and obj.metadata.name
+    if not (opts and opts.dry_run) and change("kube.apply", obj.kind, name)
+    then
+      check("kube.apply", obj.kind, name)
     end
     return backend:apply(obj, opts)
   end
   function b:delete(kind, name, ns)
-    check("kube.delete", kind:match("([^/]+)$"), name)
+    local k = kind:match("([^/]+)$")
+    if change("kube.delete", k, name) then check("kube.delete", k, name) end
     return backend:delete(kind, name, ns)
   end
   function b:restart(svc)
-    check("service.restart", nil, svc)
+    if change("service.restart", nil, svc) then
+      check("service.restart", nil, svc)
+    end
     return backend:restart(svc)
   end
   local fs = setmetatable({}, { __index = c.fs })
   for _, op in ipairs { "write", "remove" } do
     fs[op] = function(dir, rel, ...)
       local root = env.root_of[dir]
-      if root then
+      if root and change("config." .. op, nil, nil, root .. ":" .. rel) then
         check("config." .. op, nil, nil, root .. ":" .. rel)
         if root == "args" then
           check("config.set_args", nil, rel)
@@ -209,7 +229,9 @@ local function faulty(env, backend, c)
   end
   function fs.install(src, dir, rel, mode)
     local root = env.root_of[dir]
-    if root then check("config.install", nil, nil, root .. ":" .. rel) end
+    if root and change("config.install", nil, nil, root .. ":" .. rel) then
+      check("config.install", nil, nil, root .. ":" .. rel)
+    end
     return c.fs.install(src, dir, rel, mode)
   end
   -- the engine brackets its rollback with broker.rolling_back(true/false):
@@ -329,6 +351,7 @@ local function run_hook(env, command, args)
   local backend, c = faulty(env, env.backend, C)
   local clock = env.backend.clock
   env.rolling_back = false
+  env.changes = {}
   -- the same command line as `uphook <command> <addon> ARGS...`
   local line = assert(C.cli.split(command, args or {}))
   local code, run = engine.run { command = command, addon = env.name,
@@ -415,6 +438,68 @@ function Env:snapshot()
     end
   end
   return out
+end
+
+--- The node's files of an env (args:, bin:, state:), "root:path" -> bytes.
+local function node_files(env)
+  local out = {}
+  local function walk(root, dir, rel)
+    for _, n in ipairs(C.sys.listdir(dir) or {}) do
+      local p, r = dir .. "/" .. n, rel == "" and n or (rel .. "/" .. n)
+      if C.sys.kind(p) == "dir" then walk(root, p, r)
+      else out[root .. ":" .. r] = C.sys.read(p) or "(unreadable)" end
+    end
+  end
+  for _, root in ipairs { "args", "bin", "state" } do
+    walk(root, env.roots[root], "")
+  end
+  return out
+end
+
+local function change_label(ch)
+  return ch.path or ((ch.kind and (ch.kind .. " ") or "") .. tostring(ch.name))
+end
+
+---Fault every change an upgrade makes, in turn, and check that each one
+---is rolled back exactly. A first run of `env_fn()` without a fault
+---records the changes (applies, deletes, file writes, installs,
+---restarts, the state commit); then, for each change, a fresh
+---`env_fn()` fails at it and the upgrade must exit 4 when it was the
+---first change (nothing to undo) or 1 after one, with the fault's
+---message, leaving the cluster (`env:snapshot()`), the node's files and
+---the state as they were.
+---@param env_fn fun(): table a fresh env each call (`t.env{...}`)
+---@param opts? {args?: string[]} the upgrade's command-line arguments
+---@return integer changes the number of changes faulted
+function M.each_fault(env_fn, opts)
+  opts = opts or {}
+  local args = opts.args or {}
+  local happy = env_fn()
+  local hr = happy:upgrade(args)
+  eq(hr.code, 0, "the upgrade without a fault (" .. tostring(hr.error)
+    .. ")", 2)
+  local seen, changes = {}, happy.changes
+  if #changes == 0 then fail("t.each_fault: the upgrade changed nothing", 2) end
+  for i, ch in ipairs(changes) do
+    seen[ch.on] = (seen[ch.on] or 0) + 1
+    local what = string.format("a fault at change %d of %d (%s #%d, %s)",
+      i, #changes, ch.on, seen[ch.on], change_label(ch))
+    local msg = string.format("[injected fault %d]", i)
+    local e = env_fn()
+    local before, files, st = e:snapshot(), node_files(e), e:state()
+    e:fail { on = ch.on, after = seen[ch.on] - 1, error = msg }
+    local r = e:upgrade(args)
+    eq(r.code, i == 1 and 4 or 1, what .. ": the exit code ("
+      .. tostring(r.error) .. ")", 2)
+    if type(r.error) ~= "string" or not r.error:find(msg, 1, true) then
+      fail(string.format("%s: expected the error to name %s, got %s", what,
+        msg, repr(r.error)), 2)
+    end
+    eq(e:snapshot(), before, what .. ": the cluster", 2)
+    eq(node_files(e), files, what .. ": the node's files", 2)
+    eq(e:state(), st, what .. ": the state", 2)
+  end
+  return #changes
 end
 
 local function cleanup()

@@ -248,49 +248,13 @@ t.case("plan from 1.1.0 shows the StorageClass deleted and created", function()
   t.eq(seen, { "deleted", "created" })
 end)
 
--- 5. A fault at every mutating call rolls back to the fixture exactly -----
-
--- The changes a happy run made, as faults at each of them in turn.
-local function faults_of(e, addon)
-  local out, seen = {}, {}
-  local function add(on, kind, name)
-    seen[on] = (seen[on] or 0) + 1
-    out[#out + 1] = { on = on, after = seen[on] - 1, error = "injected",
-      what = string.format("%s #%d (%s %s)", on, seen[on], tostring(kind),
-                           tostring(name)) }
-  end
-  for _, call in ipairs(e:calls("kube.apply")) do
-    local objs = call[1].kind and { call[1] } or call[1]
-    for _, o in ipairs(objs) do add("kube.apply", o.kind, o.metadata.name) end
-  end
-  for _, call in ipairs(e:calls("kube.delete")) do
-    add("kube.delete", call[1], call[2])
-  end
-  -- the state ConfigMap, written last (after verify)
-  out[#out + 1] = { on = "kube.apply", kind = "ConfigMap",
-    name = "uphook-" .. addon, error = "injected",
-    what = "the state commit" }
-  return out
-end
+-- 5. A fault at every change rolls back to the fixture exactly -----------
 
 for _, v in ipairs { "1.0.0", "1.1.0", "1.4.2", "1.4.2-retain" } do
   t.case("from " .. v .. ": a fault at every change rolls back exactly",
     function()
-      local happy = env(v)
-      t.eq(happy:upgrade {}.code, 0)
-      local faults = faults_of(happy, "hostpath-storage")
-      t.ok(#faults >= 5, "changes seen: " .. #faults)
-      for _, f in ipairs(faults) do
-        local e = env(v)
-        local before = e:snapshot()
-        e:fail(f)
-        local r = e:upgrade {}
-        -- 4 when the fault hit the first change (nothing to undo), else 1
-        t.ok(r.code == 1 or r.code == 4, f.what .. ": exit " .. tostring(r.code))
-        t.match(r.error, "injected")
-        t.eq(e:snapshot(), before, f.what .. " rolled back")
-        t.eq(e:state(), nil, f.what .. ": no state")
-      end
+      local n = t.each_fault(function() return env(v) end)
+      t.ok(n >= 5, "changes seen: " .. n)
     end)
 end
 

@@ -1,7 +1,6 @@
 -- uphook.mock.clock: mock time and scheduled events.
 local t = require "uphook.test"
 local clock = require "uphook.mock.clock"
-local cpu = os and os.clock or function() return 0 end
 
 t.case("now starts at 2024-01-01 unless told", function()
   t.eq(clock.new():now(), 1704067200)
@@ -17,9 +16,7 @@ t.case("sleep advances instantly and runs events at their time", function()
   c:at(10, function(now) seen[#seen + 1] = "c@" .. now end)
   c:at(100, function(now) seen[#seen + 1] = "late@" .. now end)
   t.eq(c:next_event(), 5)
-  local c0 = cpu()
   c:sleep(60)
-  t.ok(cpu() - c0 < 0.01)
   t.eq(seen, { "a@5", "b@10", "c@10" })
   t.eq(c:now(), 60)
   t.eq(c:next_event(), 100)

@@ -222,21 +222,14 @@ static void test_billion_laughs(void)
     "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n"
     "i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]\n";
   char err[256];
-  struct timespec t0, t1;
   int top = lua_gettop(L), kb0 = lua_gc(L, LUA_GCCOUNT, 0), rc;
-  double ms;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* refused by the alias budget at line 6, before the expansion grows:
+   * bounded work, whatever the machine's speed */
   rc = uh_yaml_decode_push(L, lol, strlen(lol), 0, err, sizeof err);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-       (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
   CHECK(rc == UH_ELIMIT);
   CHECK(strstr(err, "billion laughs") != NULL);
   CHECK(strstr(err, "line 6") != NULL);
   CHECK(lua_gettop(L) == top);
-  CHECK(ms < 500);
-  printf("     billion laughs: \"%s\" after %.1f ms, %d KiB Lua heap growth\n",
-         err, ms, lua_gc(L, LUA_GCCOUNT, 0) - kb0);
   CHECK(lua_gc(L, LUA_GCCOUNT, 0) - kb0 < 64 * 1024);
 }
 

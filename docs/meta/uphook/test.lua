@@ -96,6 +96,7 @@ function t.deep_equal(a, b) end
 ---@field code? integer the API status code (default 500)
 ---@field reason? string the Status reason the hook sees in `err.reason` (default by code: 409 `Conflict`, 404 `NotFound`, 422 `Invalid`, 500 `InternalError`...)
 ---@field after? integer let this many matches succeed first
+---@field times? integer fire at this many matches (default 1)
 
 ---The result of `env:upgrade` or `env:plan`.
 ---@class uphook.test.Result
@@ -184,5 +185,18 @@ function Env:snapshot() end
 ---@param o uphook.test.EnvOpts
 ---@return uphook.test.Env
 function t.env(o) end
+
+---Fault every change an upgrade makes, in turn, and check that each one
+---is rolled back exactly. A first run of `env_fn()` without a fault
+---records the changes (applies, deletes, file writes, installs,
+---restarts, the state commit); then, for each change, a fresh
+---`env_fn()` fails at it, and the upgrade must exit 4 when it was the
+---first change (nothing to undo) or 1 after one, with the fault's
+---message, leaving the cluster (`env:snapshot()`), the node's files
+---(`args:`, `bin:`, `state:`) and the state as they were.
+---@param env_fn fun(): uphook.test.Env a fresh env each call
+---@param opts? {args?: string[]} the upgrade's command-line arguments
+---@return integer changes the number of changes faulted
+function t.each_fault(env_fn, opts) end
 
 return t

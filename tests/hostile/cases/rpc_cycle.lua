@@ -1,4 +1,4 @@
--- expect: 4 .
+-- expect: 4 kube.apply: msgpack: cannot encode a cycle
 local t = {}
 t.t = t
 kube.apply(t)
