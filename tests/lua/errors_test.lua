@@ -81,7 +81,8 @@ end)
 t.case("retry_on = function(err) return err.code == 409 end matches a Conflict", function()
   local s, r = run("retry409", { setup = function(e)
     e:fail { on = "kube.apply", kind = "ConfigMap", name = "r", code = 409,
-             reason = "Conflict", error = 'configmaps "r" conflict' }
+             reason = "Conflict", error = 'configmaps "r" conflict',
+             times = 3 }
   end })
   t.eq(r.code, 0, r.error)
   t.eq(s.ok, false)
