@@ -13,7 +13,6 @@ and `microk8s status` as a user would, through upstream's microk8s.wrapper.
 Run from the repository root with $UPHOOK set (tests/run.sh does).
 Prints "ok - ..." lines and "N passed, N failed".
 """
-import fcntl
 import json
 import os
 import shutil
@@ -22,11 +21,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.getcwd()
+from upstream_tree import ROOT, UPSTREAM, patched_tree
+
 UPHOOK = os.environ.get("UPHOOK") or os.path.join(ROOT, "build", "uphook")
-UPSTREAM = os.path.join(ROOT, "tests", "upstream", "microk8s")
-PATCHES = [os.path.join(ROOT, "docs", "microk8s", p) for p in
-           ("microk8s-upgrade.patch", "microk8s-upgrade-completion.patch")]
 # the snap stages the distribution's python3 with python3-click and -yaml
 SNAP_PYTHON = "/usr/bin/python3"
 ARCHS = "[amd64, arm64, armhf, s390x, ppc64le]"
@@ -70,19 +67,6 @@ class Result:
 
 
 # ----------------------------------------------------------------- the tree
-
-def patched_tree(tmp):
-    src = os.path.join(tmp, "src")
-    shutil.copytree(UPSTREAM, src, ignore=shutil.ignore_patterns("SOURCES.md"))
-    subprocess.run(["git", "init", "-q", src], check=True)
-    for p in PATCHES:
-        r = subprocess.run(["git", "apply", "--check", p], cwd=src,
-                           capture_output=True, text=True)
-        check("%s applies with git apply" % os.path.basename(p),
-              r.returncode == 0, r.stderr)
-        subprocess.run(["git", "apply", p], cwd=src, capture_output=True)
-    return src
-
 
 def lay_out_snap(src, tmp):
     """$SNAP as the parts of snapcraft.yaml build it: the microk8s part
@@ -451,15 +435,6 @@ def test_tree(src):
             go = f.read()
     check("the completion patch stays a valid patch and completes `upgrade`",
           p.returncode == 0 and '{Use: "upgrade", Run:' in go, p.stderr)
-    import yaml
-    with open(os.path.join(src, "snap", "snapcraft.yaml")) as f:
-        sc = yaml.safe_load(f)
-    check("snapcraft.yaml: the `upgrade` app runs microk8s-upgrade.wrapper",
-          sc["apps"]["upgrade"] == {"command": "microk8s-upgrade.wrapper"}, sc["apps"].get("upgrade"))
-    part = sc["parts"].get("uphook", {})
-    check("snapcraft.yaml: the uphook part (enable-patchelf, stage packages, prime)",
-          part.get("build-attributes") == ["enable-patchelf"] and part.get("stage-packages")
-          and "bin/uphook" in part.get("prime", []), part)
 
 
 def main():
@@ -473,7 +448,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="upgrade_patch_test.")
     fake = None
     try:
-        src = patched_tree(tmp)
+        src = patched_tree(tmp, check)
         if FAIL[0]:
             finish()
         test_tree(src)
