@@ -100,7 +100,7 @@ def read_api():
             if t[0] == "lib":
                 libs[t[1]] = t[2]
             elif t[0] == "has":
-                has.setdefault(t[1], set()).add(t[2])
+                has.setdefault(t[1], set()).update(t[2:])
             elif t[0] == "newer":
                 newer[(t[1], t[2])] = (t[3], t[4])
     return libs, has, newer
