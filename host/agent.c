@@ -451,6 +451,8 @@ static int is_tls(CURLcode rc)
     || rc == CURLE_SSL_INVALIDCERTSTATUS || rc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
 }
 
+/* Unreachable and TLSError: the request surely never left; Timeout and
+ * BadAnswer: it may have reached the agent. */
 static void judge_transfer(const agent *a, areq *r, double timeout)
 {
   const char *why = r->errbuf[0] ? r->errbuf : curl_easy_strerror(r->rc);
@@ -463,9 +465,12 @@ static void judge_transfer(const agent *a, areq *r, double timeout)
   else if (r->rc == CURLE_WRITE_ERROR && r->over)
     fail(r, "BadAnswer", "the cluster agent at %s answered more than %zu "
          "bytes", r->url, ANSWER_MAX);
-  else
+  else if (r->rc == CURLE_COULDNT_CONNECT || r->rc == CURLE_COULDNT_RESOLVE_HOST)
     fail(r, "Unreachable", "cannot reach the cluster agent at %s: %s",
          r->url, why);
+  else
+    fail(r, "BadAnswer", "the connection to the cluster agent at %s ended "
+         "without an answer: %s", r->url, why);
 }
 
 /* An answer: 200 {"result": "ok"}, or the agent's {"error": ...}. */
@@ -490,13 +495,16 @@ static void judge_answer(areq *r)
   json_decref(j);
 }
 
+/* {ok=true} or {ok=false, error={code=, reason=, message=, node=,
+ * address=}} */
 static void push_result(lua_State *L, const areq *r)
 {
-  lua_createtable(L, 0, 6);
+  lua_createtable(L, 0, 2);
   lua_pushboolean(L, r->reason == NULL);
   lua_setfield(L, -2, "ok");
   if (!r->reason)
     return;
+  lua_createtable(L, 0, 5);
   lua_pushinteger(L, strcmp(r->reason, "AgentError") == 0 ||
                   strcmp(r->reason, "BadAnswer") == 0 ? r->status : 0);
   lua_setfield(L, -2, "code");
@@ -508,6 +516,7 @@ static void push_result(lua_State *L, const areq *r)
   lua_setfield(L, -2, "node");
   lua_pushstring(L, r->address);
   lua_setfield(L, -2, "address");
+  lua_setfield(L, -2, "error");
 }
 
 /* ---- Lua ---- */

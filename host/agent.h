@@ -13,11 +13,13 @@
  *       reqs[i] = {node=, address=, body={service={...}}}: all of them at
  *       once over libcurl's multi interface.  The body is JSON-encoded
  *       here and the token put in as "callback": Lua never holds it.
- *       results[i] = {ok=true} or {ok=false, code=<HTTP status or 0>,
- *       reason=, message="node <name> (<address>): ...", node=, address=}
- *       with reason AgentError (the agent's {"error": ...}), Unreachable,
- *       TLSError, Timeout, BadAnswer (not {"result": "ok"}), BadAddress
- *       (not an IP, or two requests to one address), NoToken, NoCA.
+ *       results[i] = {ok=true} or {ok=false, error={code=<HTTP status or
+ *       0>, reason=, message="node <name> (<address>): ...", node=,
+ *       address=}} with reason AgentError (the agent's {"error": ...}),
+ *       BadAnswer (not {"result": "ok"}, or the connection ended without
+ *       an answer), Timeout, and, when the request surely never left,
+ *       Unreachable (no connection), TLSError, BadAddress (not an IP, or
+ *       two requests to one address), NoToken, NoCA.
  *   agent:close()
  *
  * TLS is always verified against the cluster CA alone (no system CAs),

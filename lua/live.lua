@@ -468,6 +468,7 @@ end
 --- Other nodes ---------------------------------------------------------------
 
 M.CONFIGZ_TIMEOUT = 5       -- seconds, one configz read with its retries
+M.AGENT_TIMEOUT = 120       -- seconds, one configure call (a restart in it)
 
 -- JSON arrays where the agent expects lists, even when they are empty
 -- (an empty Lua table would encode as {}).
@@ -486,8 +487,10 @@ end
 ---Send cluster-agent configure requests to other nodes, all at once.
 ---The callback token is added in C; `body` never carries it.
 ---@param reqs {node:string, address:string, body:{service:table[]}}[]
----@return ({ok:true}|{ok:false, code:integer, reason:string, message:string, node:string, address:string})[]
-function Live:agent_configure(reqs)
+---@param opts? {timeout?: number} seconds for the whole call (at most
+---  M.AGENT_TIMEOUT and what is left of --timeout)
+---@return ({ok:true}|{ok:false, error:{code:integer, reason:string, message:string, node:string, address:string}})[]
+function Live:agent_configure(reqs, opts)
   local out = {}
   for i, r in ipairs(reqs) do
     out[i] = { node = r.node, address = r.address,
@@ -496,13 +499,17 @@ function Live:agent_configure(reqs)
   if not self.agent then
     local res = {}
     for i, r in ipairs(reqs) do
-      res[i] = { ok = false, code = 0, reason = "NoToken", node = r.node,
-        address = r.address, message = string.format("node %s (%s): no "
-        .. "$SNAP_DATA, so no callback token", r.node, r.address) }
+      res[i] = { ok = false, error = { code = 0, reason = "NoToken",
+        node = r.node, address = r.address, message = string.format(
+        "node %s (%s): no $SNAP_DATA, so no callback token", r.node,
+        r.address) } }
     end
     return res
   end
-  return self.agent:configure(out, self:_timeout())
+  local left = math.max(1, self.deadline - self.sys.now())
+  local timeout = math.min(opts and opts.timeout or M.AGENT_TIMEOUT,
+    M.AGENT_TIMEOUT, left)
+  return self.agent:configure(out, math.max(timeout, 0.1))
 end
 
 ---The running kubelet configuration of a node (its "kubeletconfig"),

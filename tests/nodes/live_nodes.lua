@@ -36,7 +36,7 @@ t.case("agent_configure: an empty service list is the token proof", function()
   local r = B:agent_configure { { node = "node-2", address = NET .. ".2",
     body = { service = {} } }, { node = "node-3", address = NET .. ".3",
     body = {} } }
-  t.ok(r[1].ok and r[2].ok, r[1].message or r[2].message)
+  t.ok(r[1].ok and r[2].ok, r[1].error or r[2].error)
   local l = log("node-2")
   t.eq(l[#l].kind, "empty")
   t.eq(l[#l].status, 200)
@@ -46,7 +46,7 @@ t.case("agent_configure: args on two nodes at once", function()
   local r = B:agent_configure { { node = "node-2", address = NET .. ".2",
     body = dns("10.152.183.20") }, { node = "node-3", address = NET .. ".3",
     body = dns("10.152.183.20") } }
-  t.ok(r[1].ok and r[2].ok, r[1].message or r[2].message)
+  t.ok(r[1].ok and r[2].ok, r[1].error or r[2].error)
   for _, n in ipairs { "node-2", "node-3" } do
     t.match(read(TMP .. "/nodes/" .. n .. "/args/kubelet"),
       "%-%-cluster%-dns=10%.152%.183%.20\n")
@@ -55,11 +55,12 @@ t.case("agent_configure: args on two nodes at once", function()
 end)
 
 t.case("agent_configure: errors name the node and its address", function()
-  local r = B:agent_configure { { node = "node-9", address = NET .. ".9",
-    body = {} } }
+  local r = B:agent_configure({ { node = "node-9", address = NET .. ".9",
+    body = {} } }, { timeout = 5 })
   t.eq(r[1].ok, false)
-  t.eq(r[1].reason, "Unreachable")
-  t.match(r[1].message, "^node node%-9 %(" .. NET:gsub("%.", "%%.")
+  t.eq(r[1].error.reason, "Unreachable")
+  t.eq(r[1].error.node, "node-9")
+  t.match(r[1].error.message, "^node node%-9 %(" .. NET:gsub("%.", "%%.")
     .. "%.9%): cannot reach the cluster agent")
 end)
 

@@ -112,6 +112,7 @@ static void lua_setup(void)
     "function log(i) local out = {}\n"
     "  for l in (read(DIR .. '/n' .. i .. '/agent.log') or ''):gmatch('[^\\n]+') do\n"
     "    out[#out + 1] = json.decode(l) end return out end\n"
+    "function msg(x) return x.error and x.error.message end\n"
     "this = agent.open { snap_data = DIR .. '/this' }\n");
 }
 
@@ -145,7 +146,7 @@ static void test_body_and_token(void)
     "  restart = true } } }\n"
     "local r = this:configure({ req(2, b) }, 10)\n"
     "local l = log(2); l = l[#l]\n"
-    "assert(r[1].ok, r[1].message)\n"
+    "assert(r[1].ok, msg(r[1]))\n"
     "return l.kind == 'restart' and l.applied[2].restart ==\n"
     "  'microk8s.daemon-kubelet' and read(DIR .. '/n2/restarts.log') ~= nil"));
   CHECK(lua_ok(
@@ -163,44 +164,48 @@ static void test_body_and_token(void)
     "local a = agent.open { snap_data = DIR .. '/wrong' }\n"
     "local r = a:configure({ req(2) }, 10)[1]\n"
     "a:close()\n"
-    "return not r.ok and r.reason == 'AgentError' and r.code == 500 and\n"
-    "  r.message == 'node n2 (' .. A2 .. '): the cluster agent refused '\n"
-    "  .. '(HTTP 500): Invalid token' and r.node == 'n2' and r.address == A2\n"
-    "  and not r.message:find('TOKEN')"));
+    "return not r.ok and r.error.reason == 'AgentError' and r.error.code == 500 and\n"
+    "  r.error.message == 'node n2 (' .. A2 .. '): the cluster agent refused '\n"
+    "  .. '(HTTP 500): Invalid token' and r.error.node == 'n2' and r.error.address == A2\n"
+    "  and not r.error.message:find('TOKEN')"));
 }
 
 static void test_tls_and_network(void)
 {
   CHECK(lua_ok(
     "local r = this:configure({ req(5), req(6), req(7), req(2) }, 5)\n"
-    "assert(r[1].reason == 'TLSError' and r[1].message:find('node n5 (' .. A5\n"
-    "  .. ')', 1, true) and r[1].message:find(DIR .. '/this/certs/ca.crt', 1,\n"
-    "  true), r[1].message)\n"
-    "assert(r[2].reason == 'TLSError' and r[2].message:find('n6'), r[2].message)\n"
-    "assert(r[3].reason == 'Unreachable' and r[3].message:find('node n7 (' ..\n"
+    "assert(r[1].error.reason == 'TLSError' and r[1].error.message:find('node n5 (' .. A5\n"
+    "  .. ')', 1, true) and r[1].error.message:find(DIR .. '/this/certs/ca.crt', 1,\n"
+    "  true), r[1].error.message)\n"
+    "assert(r[2].error.reason == 'TLSError' and r[2].error.message:find('n6'), r[2].error.message)\n"
+    "assert(r[3].error.reason == 'Unreachable' and r[3].error.message:find('node n7 (' ..\n"
     "  A7 .. '): cannot reach the cluster agent at https://' .. A7 ..\n"
-    "  ':25000/', 1, true), r[3].message)\n"
-    "assert(r[4].ok, r[4].message)\n"
+    "  ':25000/', 1, true), r[3].error.message)\n"
+    "assert(r[4].ok, msg(r[4]))\n"
     "return #log(5) == 0 and #log(6) == 0"));
   CHECK(lua_ok(
     "faults(3, { { action = 'garbage' } })\n"
     "faults(4, { { action = 'hang', seconds = 3 } })\n"
     "local r = this:configure({ req(3), req(4) }, 0.5)\n"
-    "assert(r[1].reason == 'BadAnswer' and r[1].code == 200 and\n"
-    "  r[1].message:find('<html>not json', 1, true), r[1].message)\n"
-    "assert(r[2].reason == 'Timeout' and r[2].message:find('node n4', 1, true)\n"
-    "  and r[2].message:find('0.5 s', 1, true), r[2].message)\n"
+    "assert(r[1].error.reason == 'BadAnswer' and r[1].error.code == 200 and\n"
+    "  r[1].error.message:find('<html>not json', 1, true), r[1].error.message)\n"
+    "assert(r[2].error.reason == 'Timeout' and r[2].error.message:find('node n4', 1, true)\n"
+    "  and r[2].error.message:find('0.5 s', 1, true), r[2].error.message)\n"
+    "faults(3, { { action = 'drop', count = -1 } })\n"
+    "local d = this:configure({ req(3) }, 5)[1]\n"
+    "assert(d.error.reason == 'BadAnswer' and d.error.message:find(\n"
+    "  'ended without an answer', 1, true), d.error.message)\n"
     "faults(3, { { action = 'status', status_code = 404, body = 'nope' } })\n"
     "local r2 = this:configure({ req(3) }, 5)[1]\n"
-    "return r2.reason == 'BadAnswer' and r2.code == 404 and\n"
-    "  r2.message:find('HTTP 404', 1, true)"));
+    "return r2.error.reason == 'BadAnswer' and r2.error.code == 404 and\n"
+    "  r2.error.message:find('HTTP 404', 1, true)"));
   CHECK(lua_ok(
     "local r = this:configure({ req(2), { node = 'n9', address = A2,\n"
     "  body = {} }, { node = 'nx', address = 'node-x.example', body = {} } }, 5)\n"
-    "return r[1].ok and r[2].reason == 'BadAddress' and\n"
-    "  r[2].message == 'node n9 (' .. A2 .. '): node n2 has the same address'\n"
-    "  and r[3].reason == 'BadAddress' and\n"
-    "  r[3].message:find(\"'node-x.example' is not an IP address\", 1, true)"));
+    "return r[1].ok and r[2].error.reason == 'BadAddress' and\n"
+    "  r[2].error.message == 'node n9 (' .. A2 .. '): node n2 has the same address'\n"
+    "  and r[3].error.reason == 'BadAddress' and\n"
+    "  r[3].error.message:find(\"'node-x.example' is not an IP address\", 1, true)"));
 }
 
 static void test_local_files(void)
@@ -209,16 +214,16 @@ static void test_local_files(void)
     "os.execute('mkdir -p ' .. DIR .. '/bare/certs ' .. DIR .. '/empty/credentials')\n"
     "local a = agent.open { snap_data = DIR .. '/bare' }\n"
     "local r = a:configure({ req(2) }, 5)[1]\n"
-    "assert(r.reason == 'NoCA' and r.message:find(DIR .. '/bare/certs/ca.crt',\n"
-    "  1, true), r.message)\n"
+    "assert(r.error.reason == 'NoCA' and r.error.message:find(DIR .. '/bare/certs/ca.crt',\n"
+    "  1, true), r.error.message)\n"
     "os.execute('cp ' .. DIR .. '/this/certs/ca.crt ' .. DIR .. '/bare/certs/')\n"
     "r = agent.open({ snap_data = DIR .. '/bare' }):configure({ req(2) }, 5)[1]\n"
-    "assert(r.reason == 'NoToken' and r.message:find('neither ' .. DIR ..\n"
-    "  '/bare/credentials/callback-token.txt nor', 1, true), r.message)\n"
+    "assert(r.error.reason == 'NoToken' and r.error.message:find('neither ' .. DIR ..\n"
+    "  '/bare/credentials/callback-token.txt nor', 1, true), r.error.message)\n"
     "os.execute('cp -r ' .. DIR .. '/bare/certs ' .. DIR .. '/empty/')\n"
     "write(DIR .. '/empty/credentials/callback-token.txt', '  \\n')\n"
     "r = agent.open({ snap_data = DIR .. '/empty' }):configure({ req(2) }, 5)[1]\n"
-    "return r.reason == 'NoToken' and r.code == 0 and r.message:find(DIR ..\n"
+    "return r.error.reason == 'NoToken' and r.error.code == 0 and r.error.message:find(DIR ..\n"
     "  '/empty/credentials/callback-token.txt is empty', 1, true)"));
   /* the legacy file: a token per "host:port" */
   CHECK(lua_ok(
@@ -227,9 +232,9 @@ static void test_local_files(void)
     "  .. 'TOKEN-good\\n\\n' .. A4 .. ':25000 TOKEN-bad\\n')\n"
     "local r = agent.open({ snap_data = DIR .. '/empty' }):configure({ req(3),\n"
     "  req(4), req(2) }, 5)\n"
-    "assert(r[1].ok, r[1].message)\n"
-    "assert(r[2].reason == 'AgentError', r[2].message)\n"
-    "return r[3].reason == 'NoToken' and r[3].message:find('no callback '\n"
+    "assert(r[1].ok, msg(r[1]))\n"
+    "assert(r[2].error.reason == 'AgentError', r[2].error.message)\n"
+    "return r[3].error.reason == 'NoToken' and r[3].error.message:find('no callback '\n"
     "  .. 'token for ' .. A2, 1, true)"));
 }
 
