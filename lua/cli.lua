@@ -157,10 +157,18 @@ local function upgrade(o, c, report)
       addon.name))
     return engine.STUCK
   end
+  -- the hook child is forked before any request hands a credential to
+  -- libcurl (docs/security.md "Credentials"), and the enabled check is
+  -- such a request
+  local child, serr = c.broker.spawn { source = source,
+    chunkname = "@" .. addon.hook, memory_limit = o.memory_limit << 20,
+    deadline = c.sys.now() + (o.timeout or 900), timeout = o.timeout }
+  if not child then report:error(serr); return engine.EARLY end
   local backend, net = Backend.connect(o, c, report, L)
   local refused = refuse_disabled(o, c, report, backend)
-  if refused then return refused end
+  if refused then child:close(); return refused end
   local code, run = engine.run { command = o.command, addon = addon.name,
+    spawn = function() return child end,
     source = source, chunkname = "@" .. addon.hook,
     hook_name = addon.name .. "/upgrade.lua", argv = o.hook_args,
     reset_params = o.reset_params,

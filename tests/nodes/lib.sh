@@ -14,12 +14,14 @@ trap cleanup_nodes EXIT
 trap 'exit 1' INT TERM HUP
 THIS=$(hostname)
 TOKEN="$(head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+KTOKEN="kube-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 
 # start_apiserver: the fake API server, this node named $THIS.  Sets
 # PORT, KC (its kubeconfig) and SRV (its folder).
 start_apiserver() {
   SRV=$TMP/srv; mkdir -p "$SRV"
   python3 tests/fakes/apiserver.py --dir "$SRV" --quiet --node-name "$THIS" \
+    --token "$KTOKEN" \
     --rollout-delay 0.05 >"$SRV/stdout" 2>"$SRV/stderr" &
   PIDS="$PIDS $!"
   i=0; while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do sleep 0.1; i=$((i+1)); done
@@ -66,7 +68,7 @@ repo() {
 UX() {
   SNAP_DATA=$TMP/this SNAP_COMMON=$TMP/common HOME=$TMP/home \
     UPHOOK_SNAPCTL=$TMP/snapctl NODE_NAME=$THIS FAKE_PORT=$PORT \
-    exec ${WRAP:-} "$UPHOOK" --kubeconfig "$KC" --addons "$REPO" \
+    exec ${WRAP:-} "$UPHOOK" --kubeconfig "${UKC:-$KC}" --addons "$REPO" \
     --state-dir "$TMP/state" "$@"
 }
 U() { (WRAP="timeout 120"; UX "$@"); }
