@@ -51,6 +51,10 @@ function M.split_api_version(api_version)
   return "", api_version
 end
 
+--- The field manager of uphook's writes: server-side apply with conflicts
+--- forced (docs/contract.md §4), and its updates.
+M.FIELD_MANAGER = "uphook"
+
 --- The metadata fields the API server sets and keeps itself: a client's
 --- value is ignored on write (or, for resourceVersion and uid, is a
 --- precondition), so a restore must not send them back and a comparison

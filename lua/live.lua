@@ -21,6 +21,7 @@
 ---   requests in parallel); their kubelet configuration through the API
 ---   server's node proxy (configz).
 local apierror = require "uphook.apierror"
+local fieldset = require "uphook.fieldset"
 local kinds = require "uphook.kinds"
 local tables = require "uphook.tables"
 
@@ -328,8 +329,41 @@ local function unchanged(old, new, dry)
   return tables.equal(a, b)
 end
 
+-- The plan of an apply after the client-side apply upgrade: the server
+-- answered the dry run with the object's managedFields as they are; the
+-- fields the upgrade gives uphook and uphook no longer applies would go
+-- (fieldset.prune_unowned, docs/internals.md "Field ownership").
+function Live:_predict_upgrade(stored, upgraded)
+  local mine, owned = nil, fieldset.new()
+  local keep = {}
+  for _, e in ipairs(upgraded) do keep[fieldset.manager_id(e)] = true end
+  local id = fieldset.manager_id { manager = kinds.FIELD_MANAGER,
+                                   operation = "Apply" }
+  for _, e in ipairs(upgraded) do
+    if fieldset.manager_id(e) == id then
+      mine = fieldset.from_fields(e.fieldsV1)
+    end
+  end
+  local mf = {}
+  for _, e in ipairs(stored.metadata.managedFields or {}) do
+    local eid = fieldset.manager_id(e)
+    if keep[eid] then
+      mf[#mf + 1] = e
+      owned = fieldset.union(owned, fieldset.from_fields(e.fieldsV1))
+    end
+  end
+  if mine then
+    fieldset.prune_unowned(stored, mine, owned, self.json.decode,
+      function(t) return tables.is_list(t, getmetatable(self.json.array {}))
+      end)
+  end
+  stored.metadata.managedFields = self.json.array(mf)
+  return stored
+end
+
 ---Server-side apply. Returns the stored object and created, configured
----or unchanged (under dry_run: what the server would store).
+---or unchanged (under dry_run: what the server would store; with
+---managed_fields, what it would store after set_managed_fields).
 function Live:apply(obj, opts)
   local info, md, ns = self:_body(obj, "apply")
   local path = path_of(info, ns, md.name)
@@ -337,29 +371,54 @@ function Live:apply(obj, opts)
   local prior = opts and opts.prior
   if prior == nil then prior = self:_json("GET", path, nil, nil, OK, 404) end
   if prior == false then prior = nil end
-  local q = "?fieldManager=uphook&force=true"
-    .. (opts and opts.dry_run and "&dryRun=All" or "")
+  local dry = opts and opts.dry_run
+  local q = "?fieldManager=" .. kinds.FIELD_MANAGER .. "&force=true"
+    .. (dry and "&dryRun=All" or "")
   local stored = fill(self:_json("PATCH", path .. q, self:_encode(obj),
     M.APPLY_TYPE, WRITTEN), info)
+  if dry and prior and opts.managed_fields then
+    stored = self:_predict_upgrade(stored, opts.managed_fields)
+  end
   if not prior then return stored, "created" end
-  if unchanged(prior, stored, opts and opts.dry_run) then
+  if unchanged(prior, stored, dry) then
     return stored, "unchanged"
   end
   return stored, "configured"
 end
 
+local MANAGED = "?fieldManager=" .. kinds.FIELD_MANAGER
+
 ---POST: create; 409 AlreadyExists when present.
 function Live:create(obj)
   local info, _, ns = self:_body(obj, "create")
-  return fill(self:_json("POST", path_of(info, ns), self:_encode(obj),
-    "application/json", WRITTEN), info)
+  return fill(self:_json("POST", path_of(info, ns) .. MANAGED,
+    self:_encode(obj), "application/json", WRITTEN), info)
 end
 
 ---PUT: replace; metadata.resourceVersion, when set, is a precondition.
 function Live:replace(obj)
   local info, md, ns = self:_body(obj, "replace")
-  return fill(self:_json("PUT", path_of(info, ns, md.name),
+  return fill(self:_json("PUT", path_of(info, ns, md.name) .. MANAGED,
     self:_encode(obj), "application/json", WRITTEN), info)
+end
+
+---Set metadata.managedFields alone, as a JSON patch (what client-go's
+---csaupgrade sends): no field changes, so no manager takes any and the
+---entries are stored as given. `resource_version` is a precondition
+---(a "replace" of it, which the server checks as a 409 Conflict).
+function Live:set_managed_fields(kind, name, namespace, managed_fields,
+                                 resource_version)
+  local info = self:_resolve(kind)
+  assert(type(name) == "string", "set_managed_fields: name must be a string")
+  local ops = { { op = "add", path = "/metadata/managedFields",
+                  value = self.json.array(managed_fields) } }
+  if resource_version then
+    ops[2] = { op = "replace", path = "/metadata/resourceVersion",
+               value = resource_version }
+  end
+  return fill(self:_json("PATCH", path_of(info, norm_ns(info, namespace),
+    name) .. MANAGED, self:_encode(self.json.array(ops)),
+    "application/json-patch+json", OK), info)
 end
 
 ---DELETE: true when deleted, false when it was absent.

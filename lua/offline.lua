@@ -10,7 +10,7 @@ local copy = tables.copy
 
 local function opts(c, hostname)
   return { null = c.yaml.null, array_mt = getmetatable(c.yaml.array({})),
-    this_node = hostname }
+    this_node = hostname, json_encode = c.json.encode }
 end
 
 local function objects_of(c, objects)
@@ -47,7 +47,8 @@ function M.persistent(c, backend, dir, file)
       .. tostring(err), 0) end
   end
   local w = setmetatable({}, { __index = backend })
-  for _, m in ipairs { "apply", "create", "replace", "delete" } do
+  for _, m in ipairs { "apply", "create", "replace", "delete",
+                      "set_managed_fields" } do
     w[m] = function(self, a, b, ...)
       local r1, r2 = backend[m](backend, a, b, ...)
       if not (m == "apply" and b and b.dry_run) then save() end

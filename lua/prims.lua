@@ -10,6 +10,7 @@ local kinds = require "uphook.kinds"
 local names = require "uphook.names"
 local errors = require "uphook.errors"
 local lease = require "uphook.lease"
+local fieldset = require "uphook.fieldset"
 
 local M = {}
 
@@ -175,6 +176,23 @@ local function stamp(run, obj, namespace)
   md.labels["addon.microk8s.io/name"] = run.addon
   md.annotations = md.annotations ~= run.null and md.annotations or {}
   md.annotations["addon.microk8s.io/version"] = run.to
+  -- an object read back carries the server's record of ownership, which
+  -- an apply may not send (the API server answers 400)
+  md.managedFields = nil
+end
+
+--- The client-side apply upgrade (docs/internals.md, "Field ownership"):
+--- on uphook's first apply to an object `kubectl apply` made client side
+--- (`microk8s enable` does), the fields of its managers move to uphook,
+--- as `kubectl apply --server-side` does with client-go's csaupgrade, so
+--- that the fields a new version no longer sets go. The new managedFields,
+--- or nil when there is nothing to move.
+local function csa_upgrade(prior)
+  local mf = prior and prior.metadata and prior.metadata.managedFields
+  if type(mf) ~= "table" then return nil end
+  local csa = fieldset.csa_managers(mf)
+  if next(csa) == nil then return nil end
+  return fieldset.upgrade(mf, csa, kinds.FIELD_MANAGER)
 end
 
 local function ref(obj)
@@ -204,15 +222,22 @@ function H.kube_apply(run, objs, opts)
     local prior = run.backend:get(kinds.gvk(obj), key.name, key.namespace)
     local stored, action
     local pk = pkey(obj.kind, key.name, key.namespace)
+    local upgraded = csa_upgrade(prior)
     if run.plan and run.planned[pk] ~= nil then
       prior, stored, action = nil, obj, "created"
       run.planned[pk] = obj
     elseif run.plan then
       stored, action = run.backend:apply(obj, { dry_run = true,
-        prior = prior or false })
+        prior = prior or false, managed_fields = upgraded })
     else
       rollback.record(run, { op = "kube", ref = key, prior = prior })
-      stored, action = run.backend:apply(obj, { prior = prior or false })
+      local base = prior
+      if upgraded then
+        base = run.backend:set_managed_fields(kinds.gvk(obj), key.name,
+          key.namespace, upgraded, prior.metadata.resourceVersion)
+      end
+      stored, action = run.backend:apply(obj, { prior = base or false })
+      if upgraded and action == "unchanged" then action = "configured" end
       rollback.changed(run)
     end
     -- a re-created object shows what changed since it was deleted

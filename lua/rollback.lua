@@ -76,22 +76,37 @@ local function conflict(e)
   return type(e) == "table" and e.code == 409 and e.reason == "Conflict"
 end
 
-local function restore_kube(b, gvk, r, want)
+-- Put the object back as `want` (its content), then its record of
+-- field ownership as `mf` (restored apart: a write of the content gives
+-- the changed fields to the writer; only a write of managedFields alone
+-- sets them exactly).
+local function restore_kube(b, gvk, r, want, mf)
   local cur = b:get(gvk, r.name, r.namespace)
+  local what
   if cur == nil then
-    b:create(want)
-    return "recreated "
+    cur, what = b:create(want), "recreated "
+  elseif not tables.equal(clean(cur), want) then
+    want.metadata.resourceVersion = cur.metadata.resourceVersion
+    local ok, e = pcall(b.replace, b, want)
+    want.metadata.resourceVersion = nil
+    if ok then
+      cur = e
+    elseif type(e) ~= "table" or e.code ~= 422 then
+      error(e, 0)
+    else
+      -- an immutable field changed: only delete and create restores it
+      b:delete(gvk, r.name, r.namespace)
+      cur = b:create(want)
+    end
+    what = "restored "
   end
-  if tables.equal(clean(cur), want) then return nil end
-  want.metadata.resourceVersion = cur.metadata.resourceVersion
-  local ok, e = pcall(b.replace, b, want)
-  want.metadata.resourceVersion = nil
-  if ok then return "restored " end
-  if type(e) ~= "table" or e.code ~= 422 then error(e, 0) end
-  -- an immutable field changed: only delete and create restores it
-  b:delete(gvk, r.name, r.namespace)
-  b:create(want)
-  return "restored "
+  if type(mf) == "table" and b.set_managed_fields
+      and not tables.equal(cur.metadata.managedFields, mf) then
+    b:set_managed_fields(gvk, r.name, r.namespace, mf,
+                         cur.metadata.resourceVersion)
+    what = what or "restored "
+  end
+  return what
 end
 
 local function undo_kube(run, rec)
@@ -103,8 +118,9 @@ local function undo_kube(run, rec)
     return cur and "deleted " or nil
   end
   local want = clean(rec.prior)
+  local mf = rec.prior.metadata and rec.prior.metadata.managedFields
   for try = 1, CONFLICT_TRIES do
-    local ok, what = pcall(restore_kube, b, gvk, r, want)
+    local ok, what = pcall(restore_kube, b, gvk, r, want, mf)
     if ok then return what end
     if not conflict(what) or try == CONFLICT_TRIES then error(what, 0) end
   end

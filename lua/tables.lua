@@ -121,6 +121,30 @@ function M.diff(a, b)
   return false, d.path
 end
 
+---Apply a JSON merge patch (RFC 7386) to `target`: maps merge key by key,
+---a `null` in the patch removes the key, anything else (lists included)
+---replaces. Returns a new value; neither argument is changed.
+---@param target any
+---@param patch any
+---@param null any      the null value
+---@param array_mt? table
+---@return any
+function M.merge_patch(target, patch, null, array_mt)
+  local function is_map(v)
+    return type(v) == "table" and v ~= null and not M.is_list(v, array_mt)
+  end
+  if not is_map(patch) then return copy(patch, null, true) end
+  local out = is_map(target) and M.shallow(target) or {}
+  for k, v in pairs(patch) do
+    if v == null then
+      out[k] = nil
+    else
+      out[k] = M.merge_patch(out[k], v, null, array_mt)
+    end
+  end
+  return out
+end
+
 ---Is t a sequence (a non-empty 1..n table, or one marked as an array)?
 ---@param t table
 ---@param array_mt? table

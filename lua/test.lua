@@ -376,6 +376,56 @@ function Env:upgrade(args) return run_hook(self, "upgrade", args) end
 ---Run `uphook plan` on this env: records the plan, changes nothing.
 function Env:plan(args) return run_hook(self, "plan", args) end
 function Env:get(kind, name, ns) return self.backend:get(kind, name, ns) end
+
+--- Shaping state: what someone else did to the cluster before the run.
+
+---Server-side apply of objects (a YAML string, an object or a list), as
+---`kubectl apply --server-side` does: field manager `kubectl` unless
+---opts.manager names another, conflicts forced.
+---@param objs string|table
+---@param opts? {manager?: string}
+---@return table[] the stored objects
+function Env:apply(objs, opts)
+  opts = opts or {}
+  if type(objs) == "string" then objs = C.yaml.decode_all(objs) end
+  if type(objs) == "table" and objs.kind then objs = { objs } end
+  local out = {}
+  for i, o in ipairs(objs) do
+    out[i] = self.backend:apply(o, { manager = opts.manager or "kubectl" })
+  end
+  return out
+end
+
+---A JSON merge patch of one object, as `kubectl patch --type merge`:
+---field manager `kubectl-patch` unless opts.manager names another.
+---@param kind string
+---@param name string
+---@param ns string|nil
+---@param patch table
+---@param opts? {manager?: string}
+---@return table the stored object
+function Env:patch(kind, name, ns, patch, opts)
+  local cur = self.backend:get(kind, name, ns)
+  if not cur then
+    error(string.format("env:patch: %s %s not found", kind,
+      ns and (ns .. "/" .. name) or name), 2)
+  end
+  local new = tables.merge_patch(cur, patch, C.yaml.null,
+    getmetatable(C.yaml.array {}))
+  new.metadata = tables.shallow(new.metadata)
+  new.metadata.managedFields = nil
+  return self.backend:replace(new,
+    { manager = (opts and opts.manager) or "kubectl-patch" })
+end
+
+---Delete one object, as `kubectl delete`: true, or false when absent.
+---@param kind string
+---@param name string
+---@param ns? string
+---@return boolean
+function Env:delete(kind, name, ns)
+  return self.backend:delete(kind, name, ns)
+end
 function Env:list(kind, opts) return self.backend:list(kind, opts or {}) end
 function Env:stall(kind, name, ns) return self.backend:stall(kind, name, ns) end
 function Env:unstall(kind, name, ns)
@@ -434,7 +484,10 @@ function Env:snapshot()
     then
       local key = string.format("%s/%s/%s/%s", o.apiVersion, o.kind,
         o.metadata.namespace or "", o.metadata.name)
-      out[key] = kinds.clean(o)
+      local c = kinds.clean(o)
+      -- who owns which field is part of what a rollback restores
+      c.metadata.managedFields = o.metadata.managedFields
+      out[key] = c
     end
   end
   return out

@@ -91,10 +91,26 @@ for _, v in ipairs(VERSIONS) do
   end)
 end
 
+t.case("1.6.6: the critical-pod annotation enable set goes; the labels stay", function()
+  -- enable's client-side apply owned the annotation; on the first upgrade
+  -- its fields move to uphook (as `kubectl apply --server-side` moves
+  -- them), and the 1.14.3 manifest no longer sets it, so it is removed
+  local e = env("1.6.6")
+  local dep = upgraded(e, e:upgrade {})
+  local tpl = dep.spec.template.metadata
+  t.eq(tpl.annotations["scheduler.alpha.kubernetes.io/critical-pod"], nil)
+  t.eq(tpl.labels["k8s-app"], "kube-dns")
+  t.eq(dep.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"],
+       nil, "the stale last-applied-configuration goes too")
+  local owners = {}
+  for _, m in ipairs(dep.metadata.managedFields) do owners[#owners + 1] = m.manager .. "/" .. m.operation end
+  t.eq(owners, { "uphook/Apply" })
+end)
+
 t.case("1.6.6: the pod template keeps its replicas, scaled by the user", function()
   local e = env("1.6.6")
-  e.backend:apply({ apiVersion = "apps/v1", kind = "Deployment",
-    metadata = { name = "coredns", namespace = NS }, spec = { replicas = 2 } }, {})
+  -- `kubectl scale` (or a patch): another manager owns the replicas now
+  e:patch("Deployment", "coredns", NS, { spec = { replicas = 2 } })
   local dep = upgraded(e, e:upgrade {})
   t.eq(dep.spec.replicas, 2)
 end)

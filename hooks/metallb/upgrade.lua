@@ -90,8 +90,13 @@ local function address_plan(ctx)
   local pool = get_cr(POOL_KIND, POOL)
   local l2 = get_cr(L2_KIND, L2ADV)
   if pool then
-    -- Already on CRs: keep them; write the ranges only when given.
-    return { { name = POOL, spec = given and { addresses = given } or nil } },
+    -- Already on CRs: keep them, with the given ranges in place of the
+    -- live ones. The live spec is applied back whole: uphook becomes the
+    -- owner of the fields enable set, and server-side apply removes the
+    -- fields their owner stops applying.
+    local spec = type(pool.spec) == "table" and pool.spec or {}
+    if given then spec.addresses = given end
+    return { { name = POOL, spec = spec } },
       l2 ~= nil, given and "the given ranges" or "the live ranges"
   end
   local legacy = legacy_pools()

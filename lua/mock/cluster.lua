@@ -8,7 +8,14 @@
 --- * objects keyed by group, kind, namespace and name; built-in kinds in
 ---   uphook.mock.kinds, custom kinds once their CRD exists (404 "no
 ---   matches for kind" before);
---- * `apply` merges like server-side apply (uphook.mock.merge);
+--- * server-side apply and field ownership as the API server keeps them
+---   (metadata.managedFields; uphook.mock.fieldmanager, uphook.mock.ssa,
+---   over the schema of uphook.mock.schema or a CRD's): the applied
+---   configuration merges in by the schema (atomic structs, maps and
+---   lists replaced whole, keyed lists item by item), and what a manager
+---   no longer applies goes unless another owns it; fixtures without
+---   managedFields are owned as `kubectl apply` (client side) leaves
+---   objects, with their last-applied-configuration;
 --- * resourceVersion advances on every write; metadata.generation on
 ---   changes outside metadata/status, for the kinds the real server keeps
 ---   it for (workloads, Job, CronJob, CRD, PDB, Ingress, NetworkPolicy,
@@ -27,7 +34,10 @@
 ---
 --- Everything returned is a deep copy; everything stored is a deep copy.
 local kinds = require "uphook.mock.kinds"
-local merge = require "uphook.mock.merge"
+local fieldmanager = require "uphook.mock.fieldmanager"
+local fieldset = require "uphook.fieldset"
+local ssa = require "uphook.mock.ssa"
+local schema = require "uphook.mock.schema"
 local tables = require "uphook.tables"
 local names = require "uphook.kinds"
 local apierror = require "uphook.apierror"
@@ -59,6 +69,9 @@ Cluster.__index = Cluster
 M.BUILTIN_NAMESPACES = { default = true, ["kube-system"] = true,
   ["kube-public"] = true, ["kube-node-lease"] = true }
 
+--- The field manager of uphook's writes (docs/contract.md §4).
+M.MANAGER = names.FIELD_MANAGER
+
 --- MicroK8s' service CIDR.
 M.SERVICE_CIDR = "10.152.183."
 
@@ -75,6 +88,8 @@ local function empty(opts)
     clock = opts.clock or clockmod.new(),
     null = opts.null, array_mt = opts.array_mt,
     this_node_name = opts.this_node,
+    json_encode = opts.json_encode,
+    ssa = { types = schema.types, null = opts.null, array_mt = opts.array_mt },
     store = {}, custom = {}, custom_kind = {},
     rv = 0, uids = 0, ips = {}, stalls = {}, restarts = {},
   }, Cluster)
@@ -134,9 +149,25 @@ function Cluster:_seed_all(objs)
   end
 end
 
--- Deep copy keeping the null sentinel itself.
+-- Deep copy keeping the null sentinel itself. An object's managedFields
+-- entries are copied, their FieldsV1 tables shared: nothing changes them
+-- (uphook.fieldset), and they are as big as the object.
 function Cluster:_copy(v)
-  return copy(v, self.null)
+  local md = type(v) == "table" and v.metadata
+  local mf = type(md) == "table" and md.managedFields
+  if type(mf) ~= "table" then return copy(v, self.null) end
+  local out, omd = {}, {}
+  for k, x in pairs(v) do
+    if k ~= "metadata" then out[k] = copy(x, self.null) end
+  end
+  for k, x in pairs(md) do
+    if k ~= "managedFields" then omd[k] = copy(x, self.null) end
+  end
+  local list = {}
+  for i, e in ipairs(mf) do list[i] = shallow(e) end
+  omd.managedFields = setmetatable(list, getmetatable(mf))
+  out.metadata = omd
+  return out
 end
 
 --- Kinds -----------------------------------------------------------------
@@ -273,15 +304,22 @@ function Cluster:_default_class()
   end
 end
 
--- Server-side changes every write goes through (in place).
-function Cluster:_prepare(info, obj, old)
-  ctl.defaults(info.kind, obj)
+-- What the storage layer does to every write (in place), after the
+-- field manager: allocate a Service's cluster IP, give a new PVC the
+-- default class, fold a Secret's stringData into data.
+function Cluster:_storage(info, obj, old)
   if info.kind == "Secret" then fold_string_data(obj) end
   if info.kind == "Service" then self:_service_ip(info, obj, old) end
   if info.kind == "PersistentVolumeClaim" and not old
       and type(obj.spec) == "table" and obj.spec.storageClassName == nil then
     obj.spec.storageClassName = self:_default_class()
   end
+end
+
+-- The API defaults (a decoded request gets them before the field
+-- manager sees it, an applied one after the merge).
+local function defaults(info, obj)
+  if not info.versions then ctl.defaults(info.kind, obj) end
 end
 
 -- Does anything outside metadata/status differ?
@@ -301,7 +339,9 @@ end
 local SERVER_META = names.SERVER_METADATA
 
 local function keep_server_meta(new, old)
-  for _, f in ipairs(SERVER_META) do new.metadata[f] = old.metadata[f] end
+  for _, f in ipairs(SERVER_META) do
+    if f ~= "managedFields" then new.metadata[f] = old.metadata[f] end
+  end
   new.metadata.name, new.metadata.namespace =
     old.metadata.name, old.metadata.namespace
 end
@@ -349,7 +389,6 @@ function Cluster:_new_object(info, obj)
   md.uid = self:_next_uid()
   md.creationTimestamp = self.clock:timestamp()
   if info.gen then md.generation = 1 end
-  self:_prepare(info, new, nil)
   return new
 end
 
@@ -441,6 +480,91 @@ function Cluster:_nodes_changed()
   end
 end
 
+--- Field ownership -------------------------------------------------------
+
+-- A deep copy, and whether it holds a null (an applied null is data to
+-- the merge, and is dropped from what is stored).
+local function copy_noting_null(v, null)
+  local found = false
+  local function cp(x)
+    local out = {}
+    for k, y in pairs(x) do
+      if y == null and null ~= nil then
+        found = true
+        out[k] = y
+      elseif type(y) == "table" then
+        out[k] = cp(y)
+      else
+        out[k] = y
+      end
+    end
+    local mt = getmetatable(x)
+    if mt then setmetatable(out, mt) end
+    return out
+  end
+  return cp(v), found
+end
+
+-- The kind's type in the schema: built-in kinds from uphook.mock.schema,
+-- custom ones from their CRD (kinds.from_crd keeps the version schemas).
+function Cluster:_ref(info)
+  if info.schemas then return kinds.custom_ref(info, info.version) end
+  return info.ref or ssa.DEDUCED
+end
+
+-- How the field manager sees a write by `manager` of `api_version`.
+function Cluster:_fm(manager, api_version, extra)
+  local o = { manager = manager or M.MANAGER, api_version = api_version,
+              now = self.clock:timestamp(), array_mt = self.array_mt }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+
+-- Who made an object of a fixture that has no managedFields: the
+-- controllers and kubelet made what they make, the API server its own
+-- namespaces and Service; kubectl apply (client side, as `microk8s
+-- enable` runs it) the rest, with its last-applied-configuration.
+local SYSTEM_MADE = { Node = "kubelet", Pod = "kube-controller-manager",
+  ReplicaSet = "kube-controller-manager",
+  ControllerRevision = "kube-controller-manager",
+  Endpoints = "kube-controller-manager",
+  EndpointSlice = "kube-controller-manager",
+  Event = "kube-controller-manager",
+  PersistentVolume = "kube-controller-manager" }
+M.CLIENT_SIDE_APPLY = "kubectl-client-side-apply"
+
+function Cluster:_seed_owner(info, obj)
+  local md = obj.metadata
+  local who = not info.versions and SYSTEM_MADE[info.kind]
+  if not who and ((info.kind == "Namespace" and not info.versions
+                   and M.BUILTIN_NAMESPACES[md.name])
+                  or (info.kind == "Service" and md.name == "kubernetes"
+                      and md.namespace == "default")) then
+    who = "kube-apiserver"
+  end
+  if not who then
+    who = M.CLIENT_SIDE_APPLY
+    local a = type(md.annotations) == "table" and md.annotations or nil
+    if self.json_encode and not (a and a[fieldset.LAST_APPLIED]) then
+      local applied = names.clean(obj)
+      local amd = applied.metadata
+      amd.annotations = a and shallow(a) or nil
+      if amd.annotations then amd.annotations[fieldset.LAST_APPLIED] = nil end
+      if amd.annotations and next(amd.annotations) == nil then
+        amd.annotations = nil
+      end
+      if not info.namespaced then amd.namespace = nil end
+      md.annotations = a or {}
+      md.annotations[fieldset.LAST_APPLIED] = self.json_encode(applied) .. "\n"
+    end
+  end
+  local content = shallow(obj)
+  if info.status then content.status = nil end
+  fieldmanager.update(self.ssa, self:_ref(info), nil, content,
+                      self:_fm(who, obj.apiVersion, { sent = {} }))
+  md.managedFields = content.metadata.managedFields
+end
+
 --- Seeding ---------------------------------------------------------------
 
 function Cluster:_seed(o)
@@ -461,7 +585,11 @@ function Cluster:_seed(o)
   if info.gen and md.generation == nil then md.generation = 1 end
   local rv = tonumber(md.resourceVersion)
   if rv and rv > self.rv then self.rv = math.floor(rv) end
-  self:_prepare(info, obj, nil)
+  defaults(info, obj)
+  if md.managedFields == nil or md.managedFields == self.null then
+    self:_seed_owner(info, obj)
+  end
+  self:_storage(info, obj, nil)
   local given = md.resourceVersion
   self:_put(info, obj)
   if given ~= nil then md.resourceVersion = given end
@@ -477,24 +605,8 @@ end
 
 --- Backend ---------------------------------------------------------------
 
----Server-side apply (field manager uphook, conflicts forced).
----@param obj table
----@param opts? {dry_run?: boolean}
----@return table stored_obj, "created"|"configured"|"unchanged" action
-function Cluster:apply(obj, opts)
-  local info, md = self:_body(obj, "apply")
-  local dry = opts and opts.dry_run
-  local ns = norm_ns(info, md.namespace)
-  self:_check_namespace(info, ns)
-  local old = self:_lookup(info, md.name, ns)
-  if not old then
-    local new = self:_new_object(info, obj)
-    if dry then return self:_copy(new), "created" end
-    self:_put(info, new)
-    local out = self:_copy(new)
-    self:_reconcile(info, new)
-    return out, "created"
-  end
+-- The preconditions a body may carry: metadata.resourceVersion and uid.
+function Cluster:_preconditions(info, md, old)
   if md.resourceVersion ~= nil and md.resourceVersion ~= self.null
       and md.resourceVersion ~= old.metadata.resourceVersion then
     raise(errors.conflict(info, md.name))
@@ -502,26 +614,90 @@ function Cluster:apply(obj, opts)
   if md.uid ~= nil and md.uid ~= self.null and md.uid ~= old.metadata.uid then
     raise(errors.uid_conflict(md.uid, old.metadata.uid))
   end
-  -- The merge copies what it takes, so a shallow view will do.
-  local applied = shallow(obj)
-  if info.status then applied.status = nil end
-  applied.metadata = shallow(md)
-  for _, f in ipairs(SERVER_META) do applied.metadata[f] = nil end
-  applied.metadata.namespace = nil
-  local new = merge.apply(old, applied, { kind = info.kind, null = self.null,
-                                          array_mt = self.array_mt })
-  keep_server_meta(new, old)
-  self:_prepare(info, new, old)
-  if equal(new, old) then return self:_copy(old), "unchanged" end
+end
+
+-- Store a changed object: admission, generation, then the write and the
+-- controllers (or, under dry_run, nothing).
+function Cluster:_write(info, old, new, dry)
   self:_admit_update(info, old, new)
   if info.gen and spec_changed(new, old) then
     new.metadata.generation = (old.metadata.generation or 0) + 1
   end
-  if dry then return self:_copy(new), "configured" end
+  if dry then return self:_copy(new) end
   self:_put(info, new)
   local out = self:_copy(new)
   self:_reconcile(info, new)
-  return out, "configured"
+  return out
+end
+
+---@class MockApplyOptions
+---@field dry_run? boolean
+---@field manager? string   field manager (default "uphook")
+---@field force? boolean    take fields other managers own (default true)
+---@field managed_fields? table[]  under dry_run: apply as if the object's
+---   managedFields were these (the plan of the client-side apply upgrade)
+
+---Server-side apply (docs/internals.md, "Field ownership"): the applied
+---configuration merges into the object by the schema, its fields become
+---the manager's, and the fields the manager applied last time and no
+---longer applies go unless another manager owns them.
+---@param obj table
+---@param opts? MockApplyOptions
+---@return table stored_obj, "created"|"configured"|"unchanged" action
+function Cluster:apply(obj, opts)
+  opts = opts or {}
+  local info, md = self:_body(obj, "apply")
+  if md.managedFields ~= nil and md.managedFields ~= self.null then
+    raise(errors.bad_request("metadata.managedFields must be nil"))
+  end
+  local dry = opts.dry_run
+  local ns = norm_ns(info, md.namespace)
+  self:_check_namespace(info, ns)
+  local old = self:_lookup(info, md.name, ns)
+  if old then self:_preconditions(info, md, old) end
+  -- the cluster's own copy: the merge shares its subtrees with what it
+  -- stores, and with the stored object (never changed in place)
+  local config, nulls = copy_noting_null(obj, self.null)
+  if info.status then config.status = nil end
+  for _, f in ipairs(SERVER_META) do config.metadata[f] = nil end
+  config.metadata.namespace = ns
+  local live = old
+  if old and dry and opts.managed_fields then
+    live = shallow(old)
+    live.metadata = shallow(old.metadata)
+    live.metadata.managedFields = fieldmanager.given(opts.managed_fields,
+                                                     self.array_mt)
+  end
+  local merged, changed = fieldmanager.apply(self.ssa, self:_ref(info), live,
+    config, self:_fm(opts.manager, obj.apiVersion,
+                     { force = opts.force ~= false }))
+  local new = shallow(merged)
+  new.metadata = shallow(merged.metadata)
+  if nulls then new = copy(new, self.null, true) end
+  if not old then
+    local mf = new.metadata.managedFields
+    new = self:_new_object(info, new)
+    defaults(info, new)
+    new.metadata.managedFields = mf
+    self:_storage(info, new, nil)
+    if dry then return self:_copy(new), "created" end
+    self:_put(info, new)
+    local out = self:_copy(new)
+    self:_reconcile(info, new)
+    return out, "created"
+  end
+  keep_server_meta(new, old)
+  defaults(info, new)
+  self:_storage(info, new, old)
+  if not changed then
+    -- no field changed (defaults and storage are idempotent on what is
+    -- stored): only the record of ownership may have
+    new = shallow(old)
+    new.metadata = shallow(old.metadata)
+    new.metadata.managedFields = merged.metadata.managedFields
+  end
+  if equal(new, old) then return self:_copy(old), "unchanged" end
+  return self:_write(info, old, new, dry), "configured"
 end
 
 ---Read one object, or nil when absent.
@@ -575,8 +751,9 @@ end
 
 ---POST: create; 409 AlreadyExists when present.
 ---@param obj table
+---@param opts? {manager?: string}
 ---@return table stored_obj
-function Cluster:create(obj)
+function Cluster:create(obj, opts)
   local info, md = self:_body(obj, "create")
   local ns = norm_ns(info, md.namespace)
   self:_check_namespace(info, ns)
@@ -593,6 +770,11 @@ function Cluster:create(obj)
     raise(errors.already_exists(info, md.name))
   end
   local new = self:_new_object(info, body)
+  defaults(info, new)
+  fieldmanager.update(self.ssa, self:_ref(info), nil, new,
+    self:_fm(opts and opts.manager, obj.apiVersion,
+             { sent = body.metadata.managedFields }))
+  self:_storage(info, new, nil)
   self:_put(info, new)
   local out = self:_copy(new)
   self:_reconcile(info, new)
@@ -601,9 +783,11 @@ end
 
 ---PUT: replace the whole object (status kept where it is a
 ---subresource). metadata.resourceVersion, when set, is a precondition.
+---The changed fields become the manager's (operation Update).
 ---@param obj table
+---@param opts? {manager?: string, dry_run?: boolean}
 ---@return table stored_obj
-function Cluster:replace(obj)
+function Cluster:replace(obj, opts)
   local info, md = self:_body(obj, "replace")
   local ns = norm_ns(info, md.namespace)
   local old = self:_lookup(info, md.name, ns)
@@ -613,18 +797,44 @@ function Cluster:replace(obj)
     raise(errors.conflict(info, md.name))
   end
   local new = copy(obj, self.null, true)
+  local sent = new.metadata.managedFields
   keep_server_meta(new, old)
+  new.metadata.managedFields = nil
   if info.status then new.status = self:_copy(old.status) end
-  self:_prepare(info, new, old)
+  defaults(info, new)
+  fieldmanager.update(self.ssa, self:_ref(info), old, new,
+    self:_fm(opts and opts.manager, obj.apiVersion, { sent = sent }))
+  self:_storage(info, new, old)
   if equal(new, old) then return self:_copy(old) end
-  self:_admit_update(info, old, new)
-  if info.gen and spec_changed(new, old) then
-    new.metadata.generation = (old.metadata.generation or 0) + 1
+  return self:_write(info, old, new, opts and opts.dry_run)
+end
+
+---Set metadata.managedFields as given, changing no other field: what a
+---JSON patch of /metadata/managedFields does (the client-side apply
+---upgrade of kubectl and uphook, and the restore of a rollback).
+---`resource_version`, when given, is a precondition.
+---@param kind string
+---@param name string
+---@param namespace string|nil
+---@param managed_fields table[]
+---@param resource_version? string
+---@return table stored_obj
+function Cluster:set_managed_fields(kind, name, namespace, managed_fields,
+                                    resource_version)
+  local info = self:_resolve(kind)
+  local old = self:_lookup(info, name, norm_ns(info, namespace))
+  if not old then raise(errors.not_found(info, name)) end
+  if resource_version ~= nil
+      and resource_version ~= old.metadata.resourceVersion then
+    raise(errors.conflict(info, name))
   end
+  local mf = fieldmanager.given(managed_fields, self.array_mt)
+  if equal(mf, old.metadata.managedFields) then return self:_copy(old) end
+  local new = shallow(old)
+  new.metadata = shallow(old.metadata)
+  new.metadata.managedFields = mf
   self:_put(info, new)
-  local out = self:_copy(new)
-  self:_reconcile(info, new)
-  return out
+  return self:_copy(new)
 end
 
 function Cluster:_remove(info, obj)

@@ -3,6 +3,9 @@
 --- Maps Kind <-> group/version <-> resource plural <-> scope. Custom
 --- kinds come from CustomResourceDefinitions held by the cluster; see
 --- `from_crd`.
+local schema = require "uphook.mock.schema"
+local ssa = require "uphook.mock.ssa"
+
 local M = {}
 
 ---@class KindInfo
@@ -15,6 +18,8 @@ local M = {}
 ---@field gen boolean        the server keeps metadata.generation
 ---@field status boolean     status is a subresource: apply/replace ignore it
 ---@field crd? string        name of the defining CRD (custom kinds)
+---@field ref? any           the kind's type in uphook.mock.schema (built-in)
+---@field schemas? table<string, table|false>  version -> openAPIV3Schema (custom)
 
 -- kind, plural, namespaced, generation, status subresource
 local CORE = {
@@ -39,6 +44,7 @@ local GROUPS = {
     { "DaemonSet", "daemonsets", true, true, true },
     { "StatefulSet", "statefulsets", true, true, true },
     { "ReplicaSet", "replicasets", true, true, true },
+    { "ControllerRevision", "controllerrevisions", true, false, false },
   } },
   { "batch", "v1", {
     { "Job", "jobs", true, true, true },
@@ -53,6 +59,8 @@ local GROUPS = {
   { "storage.k8s.io", "v1", {
     { "StorageClass", "storageclasses", false, false, false },
     { "CSIDriver", "csidrivers", false, false, false },
+    { "CSINode", "csinodes", false, false, false },
+    { "VolumeAttachment", "volumeattachments", false, false, true },
   } },
   { "coordination.k8s.io", "v1", {
     { "Lease", "leases", true, false, false },
@@ -78,6 +86,9 @@ local GROUPS = {
     { "NetworkPolicy", "networkpolicies", true, true, false },
     { "IngressClass", "ingressclasses", false, false, false },
   } },
+  { "discovery.k8s.io", "v1", {
+    { "EndpointSlice", "endpointslices", true, false, false },
+  } },
   { "scheduling.k8s.io", "v1", {
     { "PriorityClass", "priorityclasses", false, false, false },
   } },
@@ -87,6 +98,16 @@ local GROUPS = {
   } },
 }
 
+---"apps/v1" or "v1".
+---@param group string
+---@param version string
+---@return string
+function M.api_version(group, version)
+  return group == "" and version or (group .. "/" .. version)
+end
+
+ssa.link(schema.types)
+
 ---@type table<string, KindInfo>  by Kind
 local by_kind = {}
 
@@ -94,6 +115,8 @@ local function add(group, version, row)
   local info = { kind = row[1], group = group, version = version,
                  plural = row[2], namespaced = row[3], gen = row[4],
                  status = row[5] }
+  local ref = schema.kinds[M.api_version(group, version) .. "/" .. row[1]]
+  info.ref = ref and schema.types[ref]
   by_kind[info.kind] = info
 end
 for _, r in ipairs(CORE) do add("", "v1", r) end
@@ -103,14 +126,6 @@ end
 
 ---The built-in kind table (read-only use, please).
 M.builtin = by_kind
-
----"apps/v1" or "v1".
----@param group string
----@param version string
----@return string
-function M.api_version(group, version)
-  return group == "" and version or (group .. "/" .. version)
-end
 
 ---The resource name used in API messages: "deployments.apps",
 ---"configmaps".
@@ -148,19 +163,44 @@ function M.from_crd(crd)
       if v.storage then storage = v.name end
     end
   end
-  local has_status = false
+  local has_status, schemas = false, {}
   for _, v in ipairs(type(spec.versions) == "table" and spec.versions
                      or {}) do
     if type(v) == "table" and type(v.subresources) == "table"
         and v.subresources.status ~= nil then
       has_status = true
     end
+    if type(v) == "table" and type(v.name) == "string" then
+      schemas[v.name] = type(v.schema) == "table"
+        and type(v.schema.openAPIV3Schema) == "table"
+        and v.schema.openAPIV3Schema or false
+    end
   end
   return { kind = names.kind, group = spec.group,
            version = storage or first or "v1", versions = versions,
            plural = names.plural or (names.kind:lower() .. "s"),
            namespaced = spec.scope ~= "Cluster", gen = true,
-           status = has_status, crd = crd.metadata and crd.metadata.name }
+           status = has_status, crd = crd.metadata and crd.metadata.name,
+           schemas = schemas }
+end
+
+-- Converted schemas, by the (never changed) schema table of a stored CRD.
+local converted = setmetatable({}, { __mode = "k" })
+
+---The type of a custom kind at `version` (uphook.mock.ssa.from_openapi
+---of the CRD version's openAPIV3Schema), converted once per schema.
+---@param info KindInfo
+---@param version string
+---@return table
+function M.custom_ref(info, version)
+  local src = info.schemas and info.schemas[version]
+  if not src then return ssa.from_openapi(nil) end
+  local ref = converted[src]
+  if not ref then
+    ref = ssa.from_openapi(src)
+    converted[src] = ref
+  end
+  return ref
 end
 
 ---Does `info` serve `version`?

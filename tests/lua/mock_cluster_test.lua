@@ -1,6 +1,7 @@
 -- The mock cluster's fidelity (docs/contract.md §6).
 local t = require "uphook.test"
 local cluster = require "uphook.mock.cluster"
+local names = require "uphook.kinds"
 
 local NS = "kube-system"
 
@@ -211,11 +212,18 @@ t.case("apply creates, then unchanged, then configured", function()
   o, action = b:apply(cm)
   t.eq(action, "configured")
   t.ok(tonumber(o.metadata.resourceVersion) > tonumber(rv))
-  -- re-applying the seeded manifest as given is unchanged too
-  local _, a2 = b:apply(fixture()[2])
-  t.eq(a2, "unchanged")
-  local _, a3 = b:apply(fixture()[5])       -- ClusterRole
-  t.eq(a3, "unchanged")
+  -- re-applying the seeded manifest as given changes no field, but the
+  -- first time uphook becomes an owner of its fields (a new
+  -- managedFields entry is a write, as on a real server); then it is
+  -- unchanged
+  local before = b:get("Deployment", "hostpath-provisioner", NS)
+  local o2, a2 = b:apply(fixture()[2])
+  t.eq(a2, "configured")
+  t.eq(names.clean(o2).spec, names.clean(before).spec)
+  t.eq(#o2.metadata.managedFields, 2)
+  t.eq(select(2, b:apply(fixture()[2])), "unchanged")
+  b:apply(fixture()[5])                     -- ClusterRole
+  t.eq(select(2, b:apply(fixture()[5])), "unchanged")
 end)
 
 t.case("apply keeps fields the applied object does not set", function()
@@ -315,6 +323,7 @@ end)
 t.case("applied metadata.resourceVersion is a precondition", function()
   local b = new()
   local cm = b:get("ConfigMap", "uphook-hostpath-storage", NS)
+  cm.metadata.managedFields = nil   -- an apply may not carry them
   cm.data.version = "1.4.2"
   local o, action = b:apply(cm)                 -- current rv: fine
   t.eq(action, "configured")
@@ -377,6 +386,8 @@ t.case("dry run computes the result and stores nothing", function()
   local _, a2 = b:apply({ apiVersion = "v1", kind = "ConfigMap",
     metadata = { name = "dry", namespace = NS } }, { dry_run = true })
   t.eq(a2, "created")
+  b:apply(fixture()[3])                      -- uphook owns its fields
+  before = b:objects()
   local _, a3 = b:apply(fixture()[3], { dry_run = true })
   t.eq(a3, "unchanged")
   t.eq(b:objects(), before)
@@ -410,9 +421,12 @@ t.case("StorageClass: each immutable field with its message", function()
        "[parameters: Forbidden: updates to parameters are forbidden., " ..
        "reclaimPolicy: Forbidden: updates to reclaimPolicy are forbidden.]")
   -- the defaults the server filled in are not changes
+  b:apply(storageclass())                    -- uphook owns its fields
   local _, action = b:apply(storageclass({ reclaimPolicy = "Delete",
                                             volumeBindingMode = "Immediate" }))
-  t.eq(action, "unchanged")
+  t.eq(action, "configured", "uphook now owns the two fields")
+  t.eq(select(2, b:apply(storageclass({ reclaimPolicy = "Delete",
+    volumeBindingMode = "Immediate" }))), "unchanged")
   _, action = b:apply(storageclass({ allowVolumeExpansion = true }))
   t.eq(action, "configured")
   -- the way out: delete and recreate
@@ -431,9 +445,11 @@ t.case("workload selectors are immutable", function()
   d.spec.template.metadata.labels = { app = "other" }
   local e = err_of(function() b:apply(d) end)
   t.eq(e.code, 422)
+  -- LabelSelector is atomic (+structType=atomic): the applied selector
+  -- replaces the live one whole, it is not merged into it
   t.eq(e.message, 'Deployment.apps "hostpath-provisioner" is invalid: ' ..
     'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:' ..
-    'map[string]string{"app":"other", "k8s-app":"hostpath-provisioner"}, ' ..
+    'map[string]string{"app":"other"}, ' ..
     'MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is ' ..
     'immutable')
   -- a selector that does not match the template is its own error
@@ -486,13 +502,15 @@ t.case("Service clusterIP is immutable", function()
   t.eq(e.code, 422)
   t.eq(e.message, 'Service "registry" is invalid: spec.clusterIPs[0]: ' ..
     'Invalid value: []string{"10.152.183.200"}: may not change once set')
-  local _, action = b:apply(service({ clusterIP = ip }))
-  t.eq(action, "unchanged", "the same IP is no change")
+  b:apply(service())                         -- uphook owns its fields
+  local o = b:apply(service({ clusterIP = ip }))
+  t.eq(o.spec.clusterIP, ip, "the same IP is no change")
   -- replace without clusterIP keeps the allocated one (as PUT does)
   local s = b:get("Service", "registry", NS)
   s.spec.clusterIP, s.spec.clusterIPs = nil, nil
   t.eq(b:replace(s).spec.clusterIP, ip)
   -- through replace, the change is rejected too
+  s = b:get("Service", "registry", NS)
   s.spec.clusterIP = "10.152.183.201"
   t.err(function() b:replace(s) end, "may not change once set")
   -- a second Service gets a different address

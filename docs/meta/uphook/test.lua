@@ -127,6 +127,35 @@ function Env:plan(args) end
 ---@return uphook.Object|nil
 function Env:get(kind, name, namespace) end
 
+---Shape the cluster before a run, as someone else would have: a
+---server-side apply of objects (YAML text, one object or a list) by
+---field manager `kubectl` (what `kubectl apply --server-side` does)
+---unless `opts.manager` names another. Returns the stored objects.
+---@param objs string|uphook.Object|uphook.Object[]
+---@param opts? {manager?: string}
+---@return uphook.Object[]
+function Env:apply(objs, opts) end
+
+---Shape the cluster before a run: a JSON merge patch of one object (a
+---`null` removes a field; lists are replaced), as `kubectl patch --type
+---merge`, by field manager `kubectl-patch` unless `opts.manager` names
+---another (`kubectl-edit` for an edit, ...).
+---@param kind string
+---@param name string
+---@param namespace string|nil
+---@param patch table
+---@param opts? {manager?: string}
+---@return uphook.Object
+function Env:patch(kind, name, namespace, patch, opts) end
+
+---Shape the cluster before a run: delete one object (true, or false when
+---it was absent).
+---@param kind string
+---@param name string
+---@param namespace? string
+---@return boolean
+function Env:delete(kind, name, namespace) end
+
 ---Objects of a kind in the mock cluster.
 ---@param kind string
 ---@param opts? uphook.ListOpts
@@ -175,9 +204,10 @@ function Env:stall(kind, name, namespace) end
 ---@param namespace? string
 function Env:unstall(kind, name, namespace) end
 
----Every object of the mock cluster without server-set fields, keyed by
----`apiVersion/kind/namespace/name`: compare two snapshots to assert that
----a rollback restored the cluster exactly.
+---Every object of the mock cluster without server-set fields (but with
+---`metadata.managedFields`: who owns each field is restored too), keyed
+---by `apiVersion/kind/namespace/name`: compare two snapshots to assert
+---that a rollback restored the cluster exactly.
 ---@return table<string, uphook.Object>
 function Env:snapshot() end
 

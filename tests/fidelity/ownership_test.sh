@@ -1,0 +1,101 @@
+# Field ownership end to end (docs/internals.md, "Field ownership"): two
+# versions of an addon's hook run one after the other on one offline world
+# (--state-dir), as the issue describes: a field the second version no
+# longer applies goes, and its plan shows it going; a field enable set
+# (kubectl apply, client side) and the new version dropped goes at the
+# first upgrade; a field a user set with kubectl edit stays.
+. tests/cli/lib.sh
+
+hook() {   # hook DIR VERSION FROM DATA...
+  dir=$1; v=$2; from=$3; shift 3
+  data=""
+  for kv in "$@"; do data="$data ${kv%%=*} = \"${kv#*=}\","; done
+  cat > "$dir/addons/demo/upgrade.lua" <<LUA
+return { version = "$v", from = "$from", description = "demo $v",
+  permissions = { "kube:default" },
+  detect = function()
+    return kube.get("ConfigMap", "demo", "default") and "1.0.0" or nil
+  end,
+  upgrade = function()
+    kube.apply { apiVersion = "v1", kind = "ConfigMap",
+      metadata = { name = "demo", namespace = "default" },
+      data = {$data } }
+  end }
+LUA
+}
+
+make_repo "$TMP/v1" demo
+make_repo "$TMP/v2" demo
+hook "$TMP/v1" 1.1.0 ">=1.0.0 <1.1.0" keep=1 dropped=2
+hook "$TMP/v2" 1.2.0 ">=1.1.0 <1.2.0" keep=1
+# As `microk8s enable demo` 1.0.0 left it (kubectl apply, client side),
+# then a user's `kubectl edit` of one key: the fixture says who owns what,
+# as `kubectl get -o yaml` shows it.
+cat > "$TMP/cluster.yaml" <<'YAML'
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {conditions: [{type: Ready, status: "True"}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: demo
+  namespace: default
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: |
+      {"apiVersion":"v1","data":{"keep":"1","since-1.0":"gone in 1.1.0"},"kind":"ConfigMap","metadata":{"annotations":{},"name":"demo","namespace":"default"}}
+  managedFields:
+  - apiVersion: v1
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:data:
+        .: {}
+        f:keep: {}
+        f:since-1.0: {}
+      f:metadata:
+        f:annotations:
+          .: {}
+          f:kubectl.kubernetes.io/last-applied-configuration: {}
+    manager: kubectl-client-side-apply
+    operation: Update
+    time: "2024-01-01T00:00:00Z"
+  - apiVersion: v1
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:data:
+        f:edited: {}
+    manager: kubectl-edit
+    operation: Update
+    time: "2024-01-02T00:00:00Z"
+data: {keep: "1", since-1.0: "gone in 1.1.0", edited: "by the user"}
+YAML
+SD="$TMP/sd"
+world() { "$UPHOOK" --addons "$1" --offline "$TMP/cluster.yaml" --state-dir "$SD" "$2" demo; }
+
+run world "$TMP/v1" plan
+expect "v1 plan: enable's field since-1.0 goes, dropped comes" 0 \
+  'data.since-1.0: "gone in 1.1.0" -> \(absent\)' 'data.dropped: \(absent\) -> "2"'
+run world "$TMP/v1" upgrade
+expect "v1 upgrade" 0
+cm() { grep -A8 '^kind: ConfigMap' "$SD/offline/cluster.yaml" | grep -A6 'name: demo' ; }
+if grep -q 'since-1.0' "$SD/offline/cluster.yaml"; then
+  echo "    since-1.0 is still there" > "$OUT"; not_ok "v1: the field enable set and 1.1.0 dropped is gone"
+else ok "v1: the field enable set and 1.1.0 dropped is gone"; fi
+if grep -q 'last-applied-configuration' "$SD/offline/cluster.yaml"; then
+  echo "    the annotation is still there" > "$OUT"; not_ok "v1: the stale last-applied-configuration is gone"
+else ok "v1: the stale last-applied-configuration is gone"; fi
+
+run world "$TMP/v2" plan
+expect "v2 plan shows dropped going" 0 'data.dropped: "2" -> \(absent\)'
+run world "$TMP/v2" upgrade
+expect "v2 upgrade" 0
+if grep -qE '^  dropped:' "$SD/offline/cluster.yaml"; then
+  echo "    dropped is still there" > "$OUT"; not_ok "v2: the field 1.2.0 no longer applies is gone"
+else ok "v2: the field 1.2.0 no longer applies is gone"; fi
+if grep -qE '^  keep: "1"' "$SD/offline/cluster.yaml"; then ok "v2: keep stays"
+else cp "$SD/offline/cluster.yaml" "$OUT"; not_ok "v2: keep stays"; fi
+if grep -qE '^  edited: by the user' "$SD/offline/cluster.yaml"; then
+  ok "v1 and v2: the user's edit stays (kubectl-edit owns it)"
+else cp "$SD/offline/cluster.yaml" "$OUT"; not_ok "v1 and v2: the user's edit stays (kubectl-edit owns it)"; fi
+finish

@@ -1,0 +1,387 @@
+-- The mock's fidelity to the API server: one case per rule, each asserting
+-- what a real kube-apiserver 1.32 does, with its source. The same cases
+-- run against the fake API server of tests/fakes when UPHOOK_FAKE_DIR is
+-- set (tests/fidelity/fidelity_test.sh), through the HTTP API the real
+-- kubectl uses, and must give the same results.
+--
+-- Sources cited:
+--   SSA   https://kubernetes.io/docs/reference/using-api/server-side-apply/
+--   SMD   kubernetes-sigs/structured-merge-diff@ccf7a061 (v4.4.2)
+--   API   the +listType/+mapType/+structType markers of the types, as
+--         lua/mock/schema.lua has them (kubernetes/client-go@c106b238,
+--         v0.32.3, applyconfigurations/internal/internal.go)
+--   CSA   kubernetes/client-go@c106b238 (v0.32.3):util/csaupgrade/upgrade.go
+--         kubernetes/kubectl@fd89c3d1 (v0.32.3):pkg/cmd/apply/apply.go
+local t = require "uphook.test"
+local fieldset = require "uphook.fieldset"
+local tables = require "uphook.tables"
+local cluster = require "uphook.mock.cluster"
+local json = require "uphook.c.json"
+local yaml = require "uphook.c.yaml"
+
+local NS = "default"
+local ARRAY = getmetatable(yaml.array {})
+
+--- The worlds the cases run in -------------------------------------------
+-- A world is what a case may do to a cluster, with any field manager:
+-- apply(obj, manager, force), patch(kind, name, ns, merge_patch, manager),
+-- create(obj, manager), replace(obj, manager), get, delete,
+-- set_managed_fields(kind, name, ns, mf, rv), wait_established(crd),
+-- err(fn) -> the error table fn raised.
+
+local function err(fn)
+  local ok, e = pcall(fn)
+  t.ok(not ok, "expected an error")
+  return e
+end
+
+local function mock_world()
+  local b = cluster.new { null = yaml.null, array_mt = ARRAY,
+                          json_encode = json.encode }
+  local w = { err = err }
+  function w.apply(obj, manager, force)
+    return (b:apply(tables.copy(obj), { manager = manager, force = force }))
+  end
+  function w.create(obj, manager)
+    return b:create(tables.copy(obj), { manager = manager })
+  end
+  function w.replace(obj, manager)
+    return b:replace(tables.copy(obj), { manager = manager })
+  end
+  function w.patch(kind, name, ns, patch, manager)
+    local cur = assert(b:get(kind, name, ns))
+    local new = tables.merge_patch(cur, patch, yaml.null, ARRAY)
+    new.metadata = tables.shallow(new.metadata)
+    new.metadata.managedFields = nil
+    return b:replace(new, { manager = manager })
+  end
+  function w.get(kind, name, ns) return b:get(kind, name, ns) end
+  function w.delete(kind, name, ns) return b:delete(kind, name, ns) end
+  function w.set_managed_fields(...) return b:set_managed_fields(...) end
+  function w.wait_established() end
+  return w
+end
+
+local FAKE = os.getenv("UPHOOK_FAKE_DIR")
+local fake_world = FAKE and require("uphook.test").fake_world
+
+local W = {}
+---Run a case in a fresh mock cluster and, with UPHOOK_FAKE_DIR, against
+---the fake API server.
+function W.case(name, fn)
+  t.case(name, function() fn(mock_world()) end)
+  if FAKE then
+    t.case("[fake API server] " .. name, function() fn(fake_world(FAKE)) end)
+  end
+end
+function W.run() end
+
+local function cm(name, data, extra)
+  local o = { apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = name, namespace = NS }, data = data }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+
+local function owners(obj)
+  local out = {}
+  for _, e in ipairs(obj.metadata.managedFields or {}) do
+    out[#out + 1] = e.manager .. "/" .. e.operation
+  end
+  table.sort(out)
+  return out
+end
+
+local function owned(obj, manager, operation, path)
+  for _, e in ipairs(obj.metadata.managedFields or {}) do
+    if e.manager == manager and e.operation == operation then
+      return fieldset.has(fieldset.from_fields(e.fieldsV1), path)
+    end
+  end
+  return false
+end
+
+local function deployment(name, labels, extra)
+  local d = { apiVersion = "apps/v1", kind = "Deployment",
+    metadata = { name = name, namespace = NS },
+    spec = { selector = { matchLabels = labels },
+      template = { metadata = { labels = labels },
+        spec = { containers = { { name = "app", image = "img:1" } } } } } }
+  for k, v in pairs(extra or {}) do d.spec[k] = v end
+  return d
+end
+
+local case = W.case
+
+--- Field ownership ---------------------------------------------------------
+
+-- SSA "Field management": "If you remove a field from a manifest and
+-- apply that manifest, Server-Side Apply checks if there are any other
+-- field managers that also own the field. If the field is not owned by
+-- any other field managers, it is either deleted from the live object or
+-- reset to its default value, if it has one."
+case("a field the manager no longer applies is removed", function(w)
+  w.apply(cm("own-1", { keep = "1", dropped = "2" }), "uphook")
+  local o = w.apply(cm("own-1", { keep = "1" }), "uphook")
+  t.eq(o.data, { keep = "1" })
+  t.eq(owners(o), { "uphook/Apply" })
+end)
+
+-- SSA "Field management" (same passage): kept when another manager owns
+-- it; an update (here a merge patch, as `kubectl edit` sends) makes the
+-- fields it changes its manager's (SSA "Managers": Update operations).
+case("a field another manager owns is kept", function(w)
+  w.apply(cm("own-2", { keep = "1", dropped = "2" }), "uphook")
+  w.patch("ConfigMap", "own-2", NS, { data = { dropped = "3" } },
+          "kubectl-edit")
+  local o = w.apply(cm("own-2", { keep = "1" }), "uphook")
+  t.eq(o.data, { keep = "1", dropped = "3" })
+  t.ok(owned(o, "kubectl-edit", "Update", { "f:data", "f:dropped" }))
+  t.ok(not owned(o, "uphook", "Apply", { "f:data", "f:dropped" }))
+end)
+
+-- SSA "Conflicts": an apply that changes a field another manager owns
+-- fails with a 409 naming the manager and the field, unless forced;
+-- forced, the field changes owner.
+case("conflicts: 409 unless forced, then the field changes owner",
+  function(w)
+    w.apply(cm("own-3", { a = "1" }), "other")
+    local e = w.err(function()
+      w.apply(cm("own-3", { a = "2" }), "uphook", false)
+    end)
+    t.eq(e.code, 409)
+    t.eq(e.reason, "Conflict")
+    t.eq(e.message, 'Apply failed with 1 conflict: conflict with "other": '
+      .. ".data.a")
+    local o = w.apply(cm("own-3", { a = "2" }), "uphook", true)
+    t.eq(o.data.a, "2")
+    t.ok(owned(o, "uphook", "Apply", { "f:data", "f:a" }))
+    t.ok(not owned(o, "other", "Apply", { "f:data", "f:a" }))
+  end)
+
+-- SSA "Field management": applying the same value a manager owns makes
+-- both owners (shared ownership), and no write happens when nothing
+-- changes (the resourceVersion stays).
+case("the same values again: no write; equal values: shared owners",
+  function(w)
+    local a = w.apply(cm("own-4", { a = "1" }), "uphook")
+    local b = w.apply(cm("own-4", { a = "1" }), "uphook")
+    t.eq(b.metadata.resourceVersion, a.metadata.resourceVersion)
+    local c = w.apply(cm("own-4", { a = "1" }), "kubectl")
+    t.ok(owned(c, "uphook", "Apply", { "f:data", "f:a" }))
+    t.ok(owned(c, "kubectl", "Apply", { "f:data", "f:a" }))
+    -- now uphook drops it: kubectl still owns it, it stays
+    local d = w.apply(cm("own-4", {}), "uphook")
+    t.eq(d.data, { a = "1" })
+  end)
+
+-- SSA "Managers" / fieldmanager: a replace (PUT) gives the fields it
+-- changes to its manager (operation Update) and takes them from the
+-- others.
+case("a PUT's changed fields become its manager's", function(w)
+  w.apply(cm("own-5", { a = "1", b = "1" }), "uphook")
+  local cur = w.get("ConfigMap", "own-5", NS)
+  cur.data.a = "2"
+  cur.metadata.managedFields = nil
+  local o = w.replace(cur, "kubectl-replace")
+  t.ok(owned(o, "kubectl-replace", "Update", { "f:data", "f:a" }))
+  t.ok(not owned(o, "uphook", "Apply", { "f:data", "f:a" }))
+  t.ok(owned(o, "uphook", "Apply", { "f:data", "f:b" }))
+  o = w.apply(cm("own-5", { b = "1" }), "uphook")
+  t.eq(o.data, { a = "2", b = "1" }, "a is kubectl-replace's")
+end)
+
+--- Atomic maps, structs and lists -----------------------------------------
+
+-- API: Service.spec.selector is +mapType=atomic; SMD typed/merge.go: an
+-- atomic map is a leaf, the applied value replaces the live one.
+case("an atomic map is replaced whole: Service.spec.selector", function(w)
+  local svc = { apiVersion = "v1", kind = "Service",
+    metadata = { name = "atomic-1", namespace = NS },
+    spec = { selector = { app = "web", tier = "front" },
+             ports = { { port = 80 } } } }
+  w.apply(svc, "kubectl")
+  svc.spec.selector = { app = "web" }
+  local o = w.apply(svc, "uphook")
+  t.eq(o.spec.selector, { app = "web" })
+end)
+
+-- API: LabelSelector is +structType=atomic, so an applied selector
+-- replaces the live one, and a Deployment's is immutable
+-- (apps/validation ValidateDeploymentUpdate: "field is immutable").
+case("an atomic struct is replaced whole: a Deployment's selector",
+  function(w)
+    w.apply(deployment("atomic-2", { app = "web", tier = "front" }),
+            "kubectl")
+    local e = w.err(function()
+      w.apply(deployment("atomic-2", { app = "web" }), "uphook")
+    end)
+    t.eq(e.code, 422)
+    t.eq(e.message, 'Deployment.apps "atomic-2" is invalid: spec.selector: '
+      .. 'Invalid value: v1.LabelSelector{MatchLabels:map[string]string{'
+      .. '"app":"web"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}'
+      .. ': field is immutable')
+  end)
+
+-- API: ClusterRole.rules is +listType=atomic: the applied list replaces
+-- the live one, another manager's rule does not survive.
+case("an atomic list is replaced whole: ClusterRole.rules", function(w)
+  local cr = { apiVersion = "rbac.authorization.k8s.io/v1",
+    kind = "ClusterRole", metadata = { name = "fidelity-atomic-3" },
+    rules = { { apiGroups = { "" }, resources = { "pods" },
+                verbs = { "get" } } } }
+  w.apply(cr, "kubectl")
+  cr.rules = { { apiGroups = { "" }, resources = { "nodes" },
+                 verbs = { "list" } } }
+  local o = w.apply(cr, "uphook")
+  t.eq(#o.rules, 1)
+  t.eq(o.rules[1].resources, { "nodes" })
+end)
+
+-- API: PodSpec.containers is +listType=map +listMapKey=name; a
+-- container's env is keyed by name too: items merge by key, the live
+-- items the applied list does not name stay (their owner keeps them).
+case("a keyed list merges item by item: containers and env", function(w)
+  local d = deployment("keyed-4", { app = "k" })
+  d.spec.template.spec.containers[1].env = { { name = "A", value = "1" } }
+  w.apply(d, "uphook")
+  w.apply({ apiVersion = "apps/v1", kind = "Deployment",
+    metadata = { name = "keyed-4", namespace = NS },
+    spec = { template = { spec = { containers = {
+      { name = "app", env = { { name = "B", value = "2" } } },
+      { name = "sidecar", image = "side:1" } } } } } }, "user")
+  d.spec.template.spec.containers[1].image = "img:2"
+  local o = w.apply(d, "uphook")
+  local cs = o.spec.template.spec.containers
+  t.eq(#cs, 2)
+  t.eq(cs[1].name, "app")
+  t.eq(cs[1].image, "img:2")
+  t.eq(cs[1].env, { { name = "A", value = "1" }, { name = "B", value = "2" } })
+  t.eq(cs[2].name, "sidecar")
+end)
+
+-- API: ContainerPort is keyed by containerPort and protocol, protocol
+-- defaulting to TCP (the key default of the schema): a port applied
+-- without protocol is the same item as the live TCP one.
+case("a key field's default: container ports without protocol", function(w)
+  local d = deployment("ports-5", { app = "p" })
+  d.spec.template.spec.containers[1].ports = {
+    { containerPort = 80, protocol = "TCP", name = "http" } }
+  w.apply(d, "kubectl")
+  d.spec.template.spec.containers[1].ports = { { containerPort = 80,
+                                                   name = "web" } }
+  local o = w.apply(d, "uphook")
+  local ps = o.spec.template.spec.containers[1].ports
+  t.eq(#ps, 1)
+  t.eq(ps[1].name, "web")
+end)
+
+-- API: ObjectMeta.finalizers is a set (+listType=set): applied items are
+-- added to the live ones, each owned by its manager.
+case("a set list: finalizers are a union", function(w)
+  w.apply(cm("set-6", { a = "1" },
+    { metadata = { name = "set-6", namespace = NS,
+                   finalizers = { "example.com/a" } } }), "kubectl")
+  local o = w.apply(cm("set-6", { a = "1" },
+    { metadata = { name = "set-6", namespace = NS,
+                   finalizers = { "example.com/b" } } }), "uphook")
+  t.eq(o.metadata.finalizers, { "example.com/a", "example.com/b" })
+  w.patch("ConfigMap", "set-6", NS, { metadata = { finalizers = json.null } },
+          "cleanup")
+end)
+
+--- Custom resources: the CRD's markers ---------------------------------------
+
+local CRD = {
+  apiVersion = "apiextensions.k8s.io/v1", kind = "CustomResourceDefinition",
+  metadata = { name = "widgets.fidelity.example.com" },
+  spec = { group = "fidelity.example.com", scope = "Namespaced",
+    names = { plural = "widgets", singular = "widget", kind = "Widget",
+              listKind = "WidgetList" },
+    versions = { { name = "v1", served = true, storage = true,
+      schema = { openAPIV3Schema = { type = "object", properties = {
+        spec = { type = "object", properties = {
+          ports = { type = "array", ["x-kubernetes-list-type"] = "map",
+            ["x-kubernetes-list-map-keys"] = { "name" },
+            items = { type = "object", required = { "name" }, properties = {
+              name = { type = "string" }, port = { type = "integer" } } } },
+          tags = { type = "array", items = { type = "string" } },
+          labels = { type = "object", ["x-kubernetes-map-type"] = "atomic",
+            additionalProperties = { type = "string" } },
+          extra = { type = "object",
+                    ["x-kubernetes-preserve-unknown-fields"] = true },
+        } } } } } } } } }
+
+local function widget(spec)
+  return { apiVersion = "fidelity.example.com/v1", kind = "Widget",
+    metadata = { name = "w", namespace = NS }, spec = spec }
+end
+
+-- SSA "Custom resources" + kube-openapi schemaconv: x-kubernetes-list-type
+-- map merges by the map keys; an array without x-kubernetes-list-type is
+-- atomic; x-kubernetes-map-type: atomic replaces the map whole; unknown
+-- fields under x-kubernetes-preserve-unknown-fields merge key by key.
+case("a CRD's x-kubernetes-* markers decide how its fields merge",
+  function(w)
+    w.apply(CRD, "uphook")
+    w.wait_established(CRD.metadata.name)
+    w.apply(widget { ports = { { name = "a", port = 1 } }, tags = { "x" },
+      labels = { a = "1", b = "2" }, extra = { one = { x = 1 } } }, "kubectl")
+    local o = w.apply(widget { ports = { { name = "b", port = 2 } },
+      tags = { "y" }, labels = { a = "1" }, extra = { one = { y = 2 } } },
+      "uphook")
+    t.eq(o.spec.ports, { { name = "a", port = 1 }, { name = "b", port = 2 } })
+    t.eq(o.spec.tags, { "y" })
+    t.eq(o.spec.labels, { a = "1" })
+    t.eq(o.spec.extra, { one = { x = 1, y = 2 } })
+    w.delete("CustomResourceDefinition", CRD.metadata.name)
+  end)
+
+--- kubectl's client-side apply and its upgrade --------------------------------
+
+-- What `microk8s enable` leaves: `kubectl apply` (client side) creates
+-- the object with manager kubectl-client-side-apply (operation Update)
+-- owning every field it set, and the last-applied-configuration
+-- annotation (kubectl apply.go; SSA "Upgrading from client-side apply").
+local function enabled(w, name, data)
+  local o = cm(name, data)
+  o.metadata.annotations = { [fieldset.LAST_APPLIED] = json.encode(o) .. "\n" }
+  return w.create(o, "kubectl-client-side-apply")
+end
+
+-- CSA: without the upgrade, the client-side manager keeps owning what it
+-- set, so a field a new version drops stays (the issue's first finding).
+case("client-side apply: its fields stay owned by it under uphook's apply",
+  function(w)
+    local made = enabled(w, "csa-1", { keep = "1", dropped = "2" })
+    t.eq(owners(made), { "kubectl-client-side-apply/Update" })
+    local o = w.apply(cm("csa-1", { keep = "1" }), "uphook")
+    t.eq(o.data, { keep = "1", dropped = "2" })
+  end)
+
+-- CSA: UpgradeManagedFields moves kubectl-client-side-apply's fields to
+-- the Apply manager (as `kubectl apply --server-side` does after its
+-- first server-side apply, migrateToSSAIfNecessary); then the fields the
+-- new version drops go, and the stale annotation with them.
+case("client-side apply upgraded: dropped fields go, uphook owns the rest",
+  function(w)
+    local made = enabled(w, "csa-2", { keep = "1", dropped = "2" })
+    local mf = made.metadata.managedFields
+    local up = fieldset.upgrade(mf, fieldset.csa_managers(mf), "uphook")
+    t.ok(up, "there is something to upgrade")
+    local moved = w.set_managed_fields("ConfigMap", "csa-2", NS, up,
+                                       made.metadata.resourceVersion)
+    t.eq(moved.data, made.data, "the upgrade changes no field")
+    t.eq(owners(moved), { "uphook/Apply" })
+    local o = w.apply(cm("csa-2", { keep = "1" }), "uphook")
+    t.eq(o.data, { keep = "1" })
+    t.eq(o.metadata.annotations, nil)
+    -- a stale resourceVersion is refused (the patch's precondition)
+    local e = w.err(function()
+      w.set_managed_fields("ConfigMap", "csa-2", NS, up,
+                           made.metadata.resourceVersion)
+    end)
+    t.eq(e.code, 409)
+  end)
+
+W.run()
