@@ -39,7 +39,10 @@ int uh_fs_walk_only;
 
 /* ---- resolution ---- */
 
-uh_err uh_fs_checkrel(const char *rel, size_t len)
+/* Lexical check: UH_OK, UH_EESCAPE (absolute, or a `..` component) or
+ * UH_EINVAL (empty, NUL byte, too long, or not naming a file: a trailing
+ * `/` or a last component `.`). */
+static uh_err check_rel(const char *rel, size_t len)
 {
   const char *p = rel, *q, *end = rel + len;
   if (len == 0 || len >= PATH_MAX || memchr(rel, '\0', len))
@@ -125,7 +128,10 @@ fail:
   return -1;
 }
 
-int uh_fs_openat(int rootfd, const char *rel, int flags, mode_t mode)
+/* Open rel (already checked) beneath the directory rootfd.  Returns an fd
+ * or -1 with errno; EXDEV means the path leads out of the root, ELOOP a
+ * refused symlink (a magic link, a loop, or any symlink in the walk). */
+static int open_beneath(int rootfd, const char *rel, int flags, mode_t mode)
 {
   struct open_how how;
   long r = -1;
@@ -195,7 +201,7 @@ static fs_op *fs_begin(lua_State *L, int iroot, int irel, const char *verb)
 
   luaL_argcheck(L, root[0] == '/' && strlen(root) == rlen, iroot,
                 "absolute root directory expected");
-  e = uh_fs_checkrel(rel, n);
+  e = check_rel(rel, n);
   if (e == UH_EESCAPE)
     luaL_error(L, "path leaves its root: %s (root %s)", rel, root);
   if (e != UH_OK)
@@ -252,7 +258,7 @@ static int fs_error(lua_State *L, fs_op *op)
 
 static int fs_open(fs_op *op, const char *rel, int flags)
 {
-  int fd = uh_fs_openat(op->rootfd, rel, flags, 0);
+  int fd = open_beneath(op->rootfd, rel, flags, 0);
   if (fd < 0 && (errno == EXDEV || errno == ELOOP))
     op->refuse = errno;
   return fd;

@@ -49,7 +49,8 @@ int uh_sha256_update(uh_sha256_ctx *c, const void *p, size_t n)
   return EVP_DigestUpdate(c->md, p, n) == 1 ? 0 : -1;
 }
 
-int uh_sha256_final_raw(uh_sha256_ctx *c, unsigned char out[32])
+/* The raw 32-byte digest; also releases the context. */
+static int final_raw(uh_sha256_ctx *c, unsigned char out[32])
 {
   unsigned int len = 0;
   int ok = c->md && EVP_DigestFinal_ex(c->md, out, &len) == 1 && len == 32;
@@ -60,7 +61,7 @@ int uh_sha256_final_raw(uh_sha256_ctx *c, unsigned char out[32])
 int uh_sha256_final(uh_sha256_ctx *c, char hex[UH_SHA256_HEXLEN + 1])
 {
   unsigned char raw[32];
-  if (uh_sha256_final_raw(c, raw) != 0)
+  if (final_raw(c, raw) != 0)
     return -1;
   uh_hex(raw, sizeof raw, hex);
   return 0;

@@ -18,8 +18,6 @@ int uh_sha256_init(uh_sha256_ctx *c);
 int uh_sha256_update(uh_sha256_ctx *c, const void *p, size_t n);
 /* Writes the digest and releases the context (even on failure). */
 int uh_sha256_final(uh_sha256_ctx *c, char hex[UH_SHA256_HEXLEN + 1]);
-/* The raw 32-byte digest; also releases the context. */
-int uh_sha256_final_raw(uh_sha256_ctx *c, unsigned char out[32]);
 /* Releases a context without finishing it (error paths). */
 void uh_sha256_free(uh_sha256_ctx *c);
 

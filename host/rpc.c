@@ -30,8 +30,9 @@ static int write_frame(int fd, const unsigned char hdr[4], const char *buf,
   return uh_write_all(fd, buf + (w - 4), len - ((size_t)w - 4));
 }
 
-int uh_rpc_send_raw(int fd, const char *buf, size_t len, char *err,
-                    size_t errlen)
+/* Write an already packed payload as one frame. */
+static int send_frame(int fd, const char *buf, size_t len, char *err,
+                      size_t errlen)
 {
   unsigned char hdr[4];
   if (len > UH_RPC_MAX_FRAME) {
@@ -59,7 +60,7 @@ int uh_rpc_send(int fd, lua_State *L, int idx, char *err, size_t errlen)
     msgpack_sbuffer_destroy(&sb);
     return UH_RPC_ERR;
   }
-  rc = uh_rpc_send_raw(fd, sb.data ? sb.data : "", sb.size, err, errlen);
+  rc = send_frame(fd, sb.data ? sb.data : "", sb.size, err, errlen);
   msgpack_sbuffer_destroy(&sb);
   return rc;
 }

@@ -13,9 +13,6 @@ enum { UH_RPC_OK = 0, UH_RPC_ERR = -1, UH_RPC_EOF = -2, UH_RPC_TIMEOUT = -3,
 
 /* Pack the value at idx and write it as one frame. */
 int uh_rpc_send(int fd, lua_State *L, int idx, char *err, size_t errlen);
-/* Write an already packed payload as one frame. */
-int uh_rpc_send_raw(int fd, const char *buf, size_t len, char *err,
-                    size_t errlen);
 /* Read one frame and push its value.  deadline < 0 blocks; otherwise it
  * is a CLOCK_MONOTONIC time and UH_RPC_TIMEOUT is returned past it.
  * *intr, when not NULL, is polled on EINTR (a signal asked us to stop). */

@@ -248,7 +248,6 @@ local function path_of(info, ns, name)
   if name then p = p .. "/" .. esc(name) end
   return p
 end
-M.path_of = path_of
 
 -- List items come without apiVersion and kind: put them back.
 local function fill(obj, info)
@@ -628,5 +627,4 @@ function Live:close()
   self.client:close()
 end
 
-M.Live = Live
 return M

@@ -20,7 +20,6 @@ local MUTATING = {
   ["config.install"] = true, ["config.set_args"] = true,
   ["service.restart"] = true,
 }
-M.MUTATING = MUTATING
 
 local DATA_LOSS_KINDS = {
   PersistentVolume = true, PersistentVolumeClaim = true, Namespace = true,
@@ -506,7 +505,6 @@ local function split_path(run, path, n, fname)
   end
   return root, run.roots[root], rel
 end
-M.split_path = split_path
 
 --- A failed operation on a file: an error value naming it (`root:rel`).
 local function fs_ok(path, v, err, ...)
@@ -859,5 +857,4 @@ function M.dispatch(run, name, args)
   return h(run, table.unpack(args, 1, n))
 end
 
-M.H = H
 return M

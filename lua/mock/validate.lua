@@ -129,7 +129,6 @@ local function go_value(v)
   end
   return json(v)
 end
-M.go_value = go_value
 
 ---%#v of a metav1.LabelSelector.
 ---@param sel table|nil
@@ -155,7 +154,6 @@ local function go_selector(sel)
   return string.format("v1.LabelSelector{MatchLabels:%s, " ..
     "MatchExpressions:%s}", go_map(sel.matchLabels), ex)
 end
-M.go_selector = go_selector
 
 local function immutable(path, shown)
   return string.format("%s: Invalid value: %s: field is immutable", path,
