@@ -826,6 +826,12 @@ static int child_main(lua_State *L)
     /* jansson seeds its hash from /dev/urandom on first use: do it now,
      * while the child may still open files */
     json_object_seed(0);
+    /* and OpenSSL reads its configuration on the first digest: hash.sha256
+     * in a hook killed the child by SIGSYS unless the parent had hashed */
+    {
+      unsigned char d[32];
+      (void)uh_sha256_raw("", 0, d);
+    }
     if (!g_conf->unconfined) {
       if (uh_confine_enter(g_rfd, g_wfd, &g_conf->lim, err, sizeof err))
         _exit(5);

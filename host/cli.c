@@ -108,10 +108,13 @@ static const struct option {
     "journal, download cache, addons' files" },
   { "--output", 0, K_STR, OFF(output), "human|json", CMD_CLUSTER, 0, 0,
     "text, or JSON events, one per line" },
-  { "--timeout", 0, K_NUM, OFF(timeout), "SECONDS", CMD_CLUSTER, 0, 1e7,
-    "bound on the whole run (default 900; list 15)" },
-  { "--memory-limit", 0, K_INT, OFF(memory_limit), "MIB", CMD_HOOKS, 1,
-    65536, "cap on the hook's Lua memory (default 256)" },
+  { "--timeout", 0, K_NUM, OFF(timeout), "SECONDS", CMD_CLUSTER | CMD_LINT,
+    0, 1e7, "bound on the whole run (default 900; list, lint 15)" },
+  { "--memory-limit", 0, K_INT, OFF(memory_limit), "MIB",
+    CMD_HOOKS | CMD_LIST | CMD_LINT, 1, 65536,
+    "cap on each hook's Lua memory (default 256)" },
+  { "--state-quota", 0, K_INT, OFF(state_quota), "MIB", CMD_HOOKS, 0,
+    65536, "cap on the addon's state: files (default 16)" },
   { "--reset-params", 0, K_FLAG, OFF(reset_params), NULL, CMD_HOOKS, 0, 0,
     "start from the defaults, not saved params" },
   { "--yes", 0, K_FLAG, OFF(yes), NULL, CMD_HOOKS, 0, 0,
@@ -540,6 +543,7 @@ static int parse_line(struct uh_cli *c, struct parser *p, int argc,
   c->timeout = 900;
   c->lock_wait = 10;
   c->memory_limit = 256;
+  c->state_quota = 16;
   c->rest = calloc((size_t)argc + 1, sizeof *c->rest);
   c->hook_args = calloc((size_t)argc + 1, sizeof *c->hook_args);
   if (!c->rest || !c->hook_args)

@@ -96,6 +96,8 @@ static void push_options(lua_State *L, const struct uh_cli *c,
   lua_setfield(L, -2, "lock_wait");
   lua_pushinteger(L, c->memory_limit);
   lua_setfield(L, -2, "memory_limit");
+  lua_pushinteger(L, (lua_Integer)c->state_quota << 20);
+  lua_setfield(L, -2, "state_quota");
   lua_pushinteger(L, c->verbosity);
   lua_setfield(L, -2, "verbosity");
   if (c->jobs > 0) {

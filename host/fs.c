@@ -404,10 +404,16 @@ static int fs_copy(int in, int out, off_t size)
   return r == 0 ? 0 : -1;
 }
 
-/* Make op->fd durable with its mode, move it over name in dirfd. */
+/* Make op->fd durable with its mode, move it over name in dirfd.  A
+ * file it replaces keeps its owner and group (the mode is the caller's:
+ * the engine passes the old one unless the hook gives one). */
 static int fs_commit(fs_op *op, int dirfd, const char *name, mode_t mode)
 {
+  struct stat old;
   int r;
+  if (fstatat(dirfd, name, &old, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISREG(old.st_mode) && fchown(op->fd, old.st_uid, old.st_gid) != 0)
+    return fs_fail(op, "chown");
   if (fchmod(op->fd, mode) != 0)
     return fs_fail(op, "chmod");
   if (fsync(op->fd) != 0)
@@ -609,9 +615,13 @@ static int fs_stat(lua_State *L)
   mode[1] = (char)('0' + ((m >> 6) & 7));
   mode[2] = (char)('0' + ((m >> 3) & 7));
   mode[3] = (char)('0' + (m & 7));
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 5);
   lua_pushinteger(L, (lua_Integer)st.st_size);
   lua_setfield(L, -2, "size");
+  lua_pushinteger(L, (lua_Integer)st.st_gid);
+  lua_setfield(L, -2, "gid");
+  uh_fs_push_group(L, st.st_gid);
+  lua_setfield(L, -2, "group");
   lua_pushlstring(L, mode, 4);
   lua_setfield(L, -2, "mode");
   lua_pushstring(L, S_ISREG(st.st_mode) ? "file" :
@@ -737,6 +747,7 @@ static int fs_backup(lua_State *L)
 
 static const luaL_Reg fs_funcs[] = {
   {"backup", fs_backup},
+  {"usage", uh_fs_l_usage},
   {"hash", fs_hash},
   {"install", fs_install},
   {"read", fs_read},

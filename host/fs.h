@@ -17,6 +17,14 @@
  * set it to exercise the fallback). */
 extern int uh_fs_walk_only;
 
+/* Push the name of group gid, or nil when it has none (host/fs_usage.c). */
+void uh_fs_push_group(lua_State *L, gid_t gid);
+
+/* fs.usage(dir, cap) -> bytes (host/fs_usage.c): what the files and
+ * folders beneath dir take, each charged at least one 4 KiB block;
+ * counting stops once past cap.  0 when dir does not exist. */
+int uh_fs_l_usage(lua_State *L);
+
 int luaopen_uphook_fs(lua_State *L);
 
 #endif

@@ -177,6 +177,7 @@ local function upgrade(o, c, report)
     ca_file = o.ca_file, plan_fetch = o.plan_fetch,
     hostname = c.sys.hostname(), report = report,
     timeout = o.timeout, memory_limit = o.memory_limit << 20,
+    state_quota = o.state_quota,
     clock_wall = c.sys.wall, pid = c.sys.pid() }
   print_outcome(o, report, code, run)
   if type(lock) == "userdata" then lock:release() end

@@ -324,7 +324,7 @@ local function new_run(o)
     journal_path = o.journal_path, cache_dir = o.cache_dir,
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
     clock_wall = o.clock_wall, pid = o.pid, timeout = o.timeout,
-    record_calls = o.record_calls,
+    record_calls = o.record_calls, state_quota = o.state_quota,
     crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "") }
   run.handler = handler(run)
   return run

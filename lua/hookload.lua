@@ -11,12 +11,31 @@ local LOAD_OK = { ["__uphook.require"] = true, ["addon.read"] = true,
 
 local M = {}
 
+---What every hook a command loads is held to (issue 15 point 5): the
+---command's --timeout and --memory-limit. `list` and `lint` load many
+---hooks under one deadline.
+---@param o table the command's options (timeout, timeout_given, memory_limit)
+---@param c table the C families
+---@return {deadline: number, timeout: number, memory_limit: integer}
+function M.limits(o, c)
+  local timeout = o.timeout_given and o.timeout or 15
+  return { timeout = timeout, deadline = c.sys.now() + timeout,
+    memory_limit = (o.memory_limit or 256) << 20 }
+end
+
+---@param limits? {deadline: number, timeout: number, memory_limit: integer} from M.limits
 ---@return table|nil info, string|nil err, table|nil child
-function M.load(c, path, name, keep)
+function M.load(c, path, name, keep, limits)
+  limits = limits or { timeout = 10, deadline = c.sys.now() + 10 }
   local src, err = c.sys.read(path)
   if not src then return nil, err or (path .. ": no such file") end
+  if c.sys.now() >= limits.deadline then
+    return nil, string.format("%s: not loaded: the command ran past "
+      .. "--timeout (%g s)", name, limits.timeout)
+  end
   local child, serr = c.broker.spawn { source = src, chunkname = "@" .. path,
-    timeout = 10, deadline = c.sys.now() + 10 }
+    timeout = limits.timeout, deadline = limits.deadline,
+    memory_limit = limits.memory_limit }
   if not child then return nil, serr end
   local dir = c.sys.realpath(path:match("^(.*)/[^/]*$") or ".")
   local run = R.new { phase = "load", roots = { addon = dir }, c = c,

@@ -88,9 +88,11 @@ function M.main(o, c, report)
   local paths = #o.operands > 0 and o.operands or { "hooks" }
   local files, bad = {}, 0
   for _, p in ipairs(paths) do hooks_under(c, p, files) end
+  local limits = hookload.limits(o, c)
   for _, f in ipairs(files) do
     local name = f:match("([^/]+)/upgrade%.lua$") or f
-    local info, err, child = hookload.load(c, f, name .. "/upgrade.lua", true)
+    local info, err, child = hookload.load(c, f, name .. "/upgrade.lua", true,
+      limits)
     if not info then
       bad = bad + 1
       io.stdout:write(string.format("%s: error: %s\n", f, err))

@@ -15,16 +15,16 @@ local M = {}
 --- Hook declarations, read in confined children BEFORE the backend
 --- connects: a forked child must never inherit libcurl's copies of the
 --- cluster credentials.
-local function declarations(c, a)
+local function declarations(c, a, limits)
   local r = { repo = a.repo, name = a.name, hook = a.hook ~= nil }
   if a.hook then
     local info, err, child = hookload.load(c, a.hook, a.name .. "/upgrade.lua",
-      true)
+      true, limits)
     if info then
       r.target, r.from_range, r.has_detect = info.version, info.from,
         info.has.detect
       r.perms = info.perms    -- detect reads Secrets only as declared
-      r.child = child
+      if info.has.detect then r.child = child else child:close() end
     else
       r.error = err
     end
@@ -42,7 +42,8 @@ local function detect(o, c, backend, r, a, report)
     roots = { addon = dir, args = files .. "/args", bin = files .. "/bin",
               state = (o.state_dir or (o.snap_common .. "/var/lib/uphook"))
                       .. "/addons/" .. a.name },
-    perms = r.perms, report = Report.new { capture = true }, timeout = 30 }
+    perms = r.perms, report = Report.new { capture = true },
+    timeout = math.max(0, o.limits.deadline - c.sys.now()) }
   local ok, res = r.child:run("detect", { addon = a.name, plan = true,
     args = {}, positional = {}, dir = dir }, function(name, args)
       local okd, v1, v2 = pcall(prims.dispatch, run, name, args)
@@ -76,7 +77,10 @@ end
 
 function M.main(o, c, report)
   local rows = {}
-  for i, a in ipairs(o.addons or {}) do rows[i] = declarations(c, a) end
+  o.limits = hookload.limits(o, c)
+  for i, a in ipairs(o.addons or {}) do
+    rows[i] = declarations(c, a, o.limits)
+  end
   local L = o.state_dir and { state_dir = o.state_dir } or nil
   local backend = Backend.connect(o, c, report, L)
   for i, a in ipairs(o.addons or {}) do

@@ -191,11 +191,12 @@ function M.kube(run, action, ref, prior, stored, data_loss)
   end
 end
 
-function M.file(run, path, old, new)
+---@param mode? string the mode the file gets ("0644"), shown in the plan
+function M.file(run, path, old, new, mode)
   if old == new then return end
   add(run, { type = "file", path = path,
     action = old == nil and "created" or new == nil and "deleted"
-             or "changed",
+             or "changed", mode = new ~= nil and mode or nil,
     diff = M.unified(old, new, path) })
 end
 
@@ -241,9 +242,9 @@ local function render_entry(e, out)
       out[#out + 1] = string.format("      %s: %s -> %s", d.path, d.old, d.new)
     end
   elseif e.type == "file" then
-    out[#out + 1] = string.format("  %s file %s (%s)",
+    out[#out + 1] = string.format("  %s file %s (%s%s)",
       e.action == "created" and "+" or e.action == "deleted" and "-" or "~",
-      e.path, e.action)
+      e.path, e.action, e.mode and (", mode " .. e.mode) or "")
     for l in e.diff:gmatch("[^\n]+") do out[#out + 1] = "      " .. l end
   elseif e.type == "download" then
     out[#out + 1] = string.format("  download %s\n      sha256 %s%s%s",
@@ -256,6 +257,10 @@ local function render_entry(e, out)
     out[#out + 1] = "  restart " .. e.service
   elseif e.type == "wait" then
     out[#out + 1] = "  wait for " .. e.text
+  elseif e.type == "fetch" then
+    out[#out + 1] = "  fetch " .. e.text
+  elseif e.type == "privileged" then
+    out[#out + 1] = "  ! kube:privileged " .. e.text
   end
 end
 
@@ -285,14 +290,22 @@ end
 
 ---Text rendering; `changed_only` hides unchanged objects and waits.
 function M.render(entries, changed_only)
-  local out, loss = {}, {}
+  local out, loss, privileged = {}, {}, {}
   for _, e in ipairs(entries) do
-    if not (changed_only and (e.action == "unchanged" or e.type == "wait"))
+    if not (changed_only and (e.action == "unchanged" or e.type == "wait"
+            or e.type == "fetch" or e.type == "privileged"))
     then render_entry(e, out) end
     if e.type == "kube" and e.data_loss then
       loss[#loss + 1] = string.format("  - %s %s", e.kind,
         kinds.joinname(e.name, e.namespace))
+    elseif e.type == "privileged" then
+      privileged[#privileged + 1] = "  - " .. e.text
     end
+  end
+  if #privileged > 0 then
+    out[#out + 1] = "!! PRIVILEGED: root on the nodes or in the cluster "
+      .. "(kube:privileged):"
+    for _, l in ipairs(privileged) do out[#out + 1] = l end
   end
   if #loss > 0 then
     out[#out + 1] = "!! DATA LOSS: these deletions were allowed with "

@@ -8,6 +8,7 @@ local rollback = require "uphook.rollback"
 local plan = require "uphook.plan"
 local kinds = require "uphook.kinds"
 local names = require "uphook.names"
+local podsecurity = require "uphook.podsecurity"
 local errors = require "uphook.errors"
 local lease = require "uphook.lease"
 local fieldset = require "uphook.fieldset"
@@ -64,6 +65,9 @@ local function host_owned(kind, name, ns)
     and type(name) == "string" and name:sub(1, 7) == "uphook-"
 end
 
+--- Namespaces whose names are permission words: only kube:* covers them.
+local RESERVED_NS = { cluster = true, privileged = true }
+
 --- Is the hook allowed to change this object? An object without a
 --- namespace goes to `default`, as kubectl sends it, and needs
 --- kube:default.
@@ -77,6 +81,10 @@ local function need_kube(run, obj, verb)
     need(run, "kube:cluster", what)
   else
     ns = ns or "default"
+    if RESERVED_NS[ns] then
+      -- kube:cluster and kube:privileged are not namespace permissions
+      need(run, "kube:*", what)
+    end
     if host_owned(obj.kind, obj.metadata.name, ns) then
       error(string.format("%s refused: %s %s/%s belongs to uphook (the "
         .. "state and lock of an addon); hooks do not write it",
@@ -98,6 +106,31 @@ local function need_read(run, kind, ns, what)
     need(run, "kube:*", what .. " of every namespace")
   end
   need(run, "kube:" .. ns, what)
+end
+
+--- Under plan nothing changes, so a delete followed by an apply of the
+--- same object (how immutable fields are migrated) must be simulated:
+--- run.planned[key] = false (would be deleted) or the object (would be
+--- recreated).
+local function pkey(kind, name, namespace)
+  return names.short_kind(kind) .. "/" .. (namespace or "") .. "/" .. name
+end
+
+--- Pods and pod templates outside the Pod Security Standards baseline,
+--- and RBAC that hands out everything, need kube:privileged as well as
+--- their namespace's permission; the plan names them and why.
+local function need_privileged(run, obj)
+  local why = podsecurity.reasons(obj, function(kind, name, ns)
+    if run.plan and run.planned[pkey(kind, name, ns)] ~= nil then
+      return run.planned[pkey(kind, name, ns)] or nil
+    end
+    return run.backend:get(kind, name, ns)
+  end)
+  if #why == 0 then return end
+  local what = string.format("%s %s: %s", obj.kind, kinds.objname(obj),
+    table.concat(why, "; "))
+  need(run, podsecurity.PERMISSION, "kube.apply of " .. what)
+  plan.note(run, "privileged", what)
 end
 
 --- kind, name, namespace arguments of kube.*: checked as the API server
@@ -201,13 +234,6 @@ end
 
 local H = {}   -- handlers by primitive name
 
---- Under plan nothing changes, so a delete followed by an apply of the
---- same object (how immutable fields are migrated) must be simulated:
---- run.planned[key] = false (would be deleted) or the object (would be
---- recreated).
-local function pkey(kind, name, namespace)
-  return names.short_kind(kind) .. "/" .. (namespace or "") .. "/" .. name
-end
 
 function H.kube_apply(run, objs, opts)
   opts = checkopts(opts, { namespace = true }, 2, "apply")
@@ -217,6 +243,7 @@ function H.kube_apply(run, objs, opts)
   for _, obj in ipairs(list) do
     stamp(run, obj, opts.namespace)
     need_kube(run, obj, "kube.apply")
+    need_privileged(run, obj)
     local key = ref(obj)
     local prior = run.backend:get(kinds.gvk(obj), key.name, key.namespace)
     local stored, action
@@ -538,26 +565,79 @@ function H.config_read(run, path)
 end
 
 --- Journal, then write (or only record under plan).
-local function change_file(run, root, dir, rel, new, mode)
+--- The mode a write leaves: the hook's, else the existing file's (which
+--- also keeps its owner and group: host/fs.c), else 0644. A mode the hook
+--- gives may not let other users write: never world-writable, and
+--- group-writable only when the file's group is the snap's (the
+--- cluster-agent writes args files 0660, group microk8s).
+local SNAP_GROUPS = { microk8s = true, snap_microk8s = true }
+local function file_mode(path, st, mode, fname)
+  if mode == nil then return st and st.mode or "0644" end
+  local m = tonumber(mode, 8)
+  if m & 2 ~= 0 then
+    error(string.format("%s(%s): mode %s is world-writable", fname, path,
+      mode), 0)
+  end
+  if m & 16 ~= 0 and not (st and SNAP_GROUPS[st.group]) then
+    error(string.format("%s(%s): mode %s is group-writable, and the file's "
+      .. "group is %s, not the snap's (microk8s or snap_microk8s)", fname,
+      path, mode, st and tostring(st.group or st.gid) or "root (a new file)"),
+      0)
+  end
+  return string.format("%04o", m)
+end
+M.file_mode = file_mode
+
+--- What the addon's state: files may take (--state-quota, default 16 MiB),
+--- each file and folder charged at least one 4 KiB block, checked before
+--- the write and under plan alike: a hook with no permissions cannot fill
+--- the node's disk.
+M.STATE_QUOTA = 16 << 20
+local function blocks(n)
+  if n == nil then return 0 end
+  return math.max(4096, (n + 4095) // 4096 * 4096)
+end
+
+local function charge_state(run, dir, rel, old, new, fname)
+  local quota = run.state_quota or M.STATE_QUOTA
+  if not run.state_used then
+    run.state_used = fs_ok("state:", run.fs.usage(dir, quota))
+  end
+  -- a new file may create a folder for each component of its path
+  local folders = old == nil and new ~= nil and select(2, rel:gsub("/", ""))
+    or 0
+  local used = run.state_used - blocks(old) + blocks(new) + folders * 4096
+  if new ~= nil and used > quota then
+    errors.raise("QuotaExceeded", string.format("%s(state:%s): the addon's "
+      .. "state: files would take %d bytes, more than --state-quota (%d "
+      .. "bytes)", fname, rel, used, quota), { path = "state:" .. rel })
+  end
+  run.state_used = used
+end
+
+local function change_file(run, root, dir, rel, new, mode, fname)
   local path = root .. ":" .. rel
   local prior = fs_ok(path, run.fs.read(dir, rel))
-  if prior == new then
-    plan.file(run, root .. ":" .. rel, prior, new)
+  local st = prior and run.fs.stat(dir, rel)
+  mode = new ~= nil and file_mode(path, st, mode, fname) or nil
+  if prior == new and (st and st.mode) == mode then
+    plan.file(run, path, prior, new, mode)
     return false
+  end
+  if root == "state" then
+    charge_state(run, dir, rel, prior and #prior, new and #new, fname)
   end
   if not run.plan then
     rollback.record(run, { op = "file", root = root, path = rel,
-      prior = prior, mode = prior and (run.fs.stat(dir, rel) or {}).mode })
+      prior = prior, mode = st and st.mode })
     if new == nil then
       fs_ok(path, run.fs.remove(dir, rel))
     else
-      -- an existing file keeps its mode unless the hook gives one
-      local st = prior and run.fs.stat(dir, rel)
-      fs_ok(path, run.fs.write(dir, rel, new, mode or (st and st.mode)))
+      fs_ok(path, run.fs.write(dir, rel, new, mode))
     end
     rollback.changed(run)
   end
-  plan.file(run, root .. ":" .. rel, prior, new)
+  plan.file(run, path, prior, new, mode)
   return true
 end
 
@@ -570,14 +650,14 @@ function H.config_write(run, path, content, opts)
     argerr(3, "write", "mode must be an octal string like \"0644\"")
   end
   need_write(run, root, rel, "config.write")
-  change_file(run, root, dir, rel, content, opts.mode)
+  change_file(run, root, dir, rel, content, opts.mode, "config.write")
 end
 
 function H.config_remove(run, path)
   local root, dir, rel = split_path(run, path, 1, "remove")
   need_write(run, root, rel, "config.remove")
   if fs_ok(path, run.fs.read(dir, rel)) == nil then return false end
-  change_file(run, root, dir, rel, nil)
+  change_file(run, root, dir, rel, nil, nil, "config.remove")
   return true
 end
 
@@ -606,7 +686,7 @@ function H.config_set_args(run, service, changes)
   local old = fs_ok("args:" .. service, run.fs.read(dir, rel)) or ""
   local new, changed = run.argsfile.edit(old, changes)
   if not changed then return false end
-  return change_file(run, root, dir, rel, new)
+  return change_file(run, root, dir, rel, new, nil, "config.set_args")
 end
 
 --- downloads -----------------------------------------------------------
@@ -638,6 +718,13 @@ local function need_net(run, url, fname)
   error(string.format("%s(%s): %s", fname, url, why), 0)
 end
 
+--- Under plan a fetch is a read, and is made: the plan shows each one
+--- (recorded before the request leaves), so that no request goes
+--- anywhere the plan does not show.
+local function shown(run, url)
+  if run.plan then plan.note(run, "fetch", url) end
+end
+
 local function check_max(opts, fname)
   local m = opts.max_bytes
   if m ~= nil and (math.type(m) ~= "integer" or m <= 0) then
@@ -659,6 +746,7 @@ function H.net_fetch(run, url, opts)
   need_net(run, url, "net.fetch")
   local t = transfer_opts(run, url, opts, 16 << 20)
   t.sha256 = opts.sha256
+  shown(run, url)
   return net_ok(url, run.net:fetch(t))
 end
 
@@ -666,9 +754,11 @@ end
 local function sum_from(run, url, sums_url)
   checktype(sums_url, "string", 2, "download")
   need_net(run, sums_url, "net.download")
+  shown(run, sums_url)
   local text = net_ok(sums_url, run.net:fetch(transfer_opts(run, sums_url, {},
     1 << 20)))
-  local file = (url:gsub("[?#].*$", "")):match("([^/]+)$") or ""
+  -- the file name: after the last "/", before any query (linear patterns)
+  local file = (url:gsub("[?#].*$", "")):match("^.*/([^/]+)$") or ""
   local sum, err = run.http.checksum_for(text, file)
   if not sum then
     error(string.format("net.download(%s): %s %s", url, err, sums_url), 0)
@@ -741,8 +831,15 @@ function H.config_install(run, downloaded, path, opts)
     argerr(3, "install", "mode must be an octal string like \"0755\"")
   end
   need_write(run, root, rel, "config.install")
-  local mode = opts.mode or "0644"
-  plan.install(run, downloaded, root .. ":" .. rel, mode)
+  local path = root .. ":" .. rel
+  local st = run.fs.stat(dir, rel)
+  local mode = file_mode(path, st, opts.mode, "config.install")
+  if root == "state" then
+    local size = run.plan and 0 or (run.fs.stat(src:match("^(.*)/[^/]+$"),
+      src:match("([^/]+)$")) or {}).size
+    charge_state(run, dir, rel, st and st.size, size or 0, "config.install")
+  end
+  plan.install(run, downloaded, path, mode)
   if run.plan then return end
   rollback.record_backup(run, root, dir, rel)
   fs_ok(root .. ":" .. rel, run.fs.install(src, dir, rel, mode))

@@ -250,7 +250,7 @@ Env.__index = Env
 ---A fresh mock world for one hook run (docs/contract.md §6).
 ---@param o {addon:string, cluster?:string, state?:table, args?:table,
 ---  downloads?:table, files?:table, plan_fetch?:boolean, hostname?:string,
----  timeout?:number, memory_limit?:integer}
+---  timeout?:number, memory_limit?:integer, state_quota?:integer}
 function M.env(o)
   assert(type(o) == "table" and type(o.addon) == "string",
     "t.env: addon (the addon folder) is required")
@@ -363,6 +363,7 @@ local function run_hook(env, command, args)
     journal_path = env.journal_path, cache_dir = env.cache_dir,
     plan_fetch = env.o.plan_fetch, hostname = env.hostname, report = report,
     timeout = env.o.timeout or 60, record_calls = true,
+    state_quota = env.o.state_quota,
     memory_limit = (env.o.memory_limit or 256) << 20,
     clock_wall = function() return 1.8e9 + (clock and clock:now() or 0) end,
     pid = 1 }

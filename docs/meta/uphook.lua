@@ -113,10 +113,10 @@
 ---@field max_bytes? integer size cap (default 16 MiB)
 
 ---@class uphook.WriteOpts
----@field mode? string octal permission string such as `"0600"` (default `"0644"`, also when the file exists: its old mode is not kept)
+---@field mode? string octal permission string such as `"0600"` (default: an existing file's own mode, `"0644"` for a new one; an existing file keeps its owner and group either way). Never world-writable, and group-writable only when the file's group is the snap's (`microk8s`, `snap_microk8s`); the plan shows the mode
 
 ---@class uphook.InstallOpts
----@field mode? string octal permission string (default `"0644"`; `"0755"` for binaries)
+---@field mode? string octal permission string (default: an existing file's own mode, `"0644"` for a new one; `"0755"` for binaries). The same rules as `config.write`'s
 
 ---An entry of `nodes.list()`.
 ---@class uphook.Node
@@ -158,7 +158,7 @@
 ---@field version string the version this hook installs (semver)
 ---@field from string the installed versions it upgrades (npm-style range, e.g. `">=1.1.0 <1.4.2"`)
 ---@field description? string one line shown by `uphook list` and `plan`
----@field permissions string[] everything the hook may change: `kube:<namespace>`, `kube:*`, `kube:cluster`, `net:<host>`, `net:http://<host>`, `args:<service>`, `bin:<file>`, `restart:kubelite`, `restart:microk8s.daemon-<name>`
+---@field permissions string[] everything the hook may change: `kube:<namespace>`, `kube:*`, `kube:cluster`, `kube:privileged`, `net:<host>`, `net:http://<host>`, `args:<service>`, `bin:<file>`, `restart:kubelite`, `restart:microk8s.daemon-<name>`
 ---@field params? table<string, uphook.Param> the addon's user parameters
 ---@field positional? (string|{name: string, description?: string})[] the positional arguments it takes, in order, e.g. `{ "nameservers", "dnsip", "domain" }`; a last name ending in `...` takes all the rest. More arguments than declared, or any when none is declared, are exit 2. Values are in `ctx.positional`
 ---@field detect? fun(ctx: uphook.Ctx): (version: string|nil, params: table<string, string>|nil) the installed version when no state records it (nil: not installed), and optionally the parameters read back from the cluster, used in place of saved ones; read-only
@@ -199,7 +199,13 @@ kube = {}
 ---✎ Server-side apply (field manager `uphook`, conflicts forced). Every
 ---object gets the label `addon.microk8s.io/name=<addon>` and the
 ---annotation `addon.microk8s.io/version=<to>`. Needs `kube:<namespace>`
----(or `kube:*`), `kube:cluster` for cluster-scoped objects. Journaled;
+---(or `kube:*`), `kube:cluster` for cluster-scoped objects, and also
+---`kube:privileged` for a pod or pod template that the Pod Security
+---Standards baseline forbids (privileged, host namespaces, hostPath,
+---hostPort, capabilities beyond baseline's, unconfined seccomp, AppArmor
+---or SELinux, procMount, unsafe sysctls) and for RBAC that hands out
+---everything (a binding to `cluster-admin`, `admin`, `edit` or to a role
+---with `*` rules, and such a role): the plan names each. Journaled;
 ---under plan a server dry run.
 ---@param objs string|uphook.Object|uphook.Object[] a YAML string (one or many documents), one object or a list
 ---@param opts? uphook.ApplyOpts
@@ -295,7 +301,8 @@ function hash.file(path) end
 ---`bin:` = `$SNAP_DATA/bin/` (write needs `bin:<file>`),
 ---`addon:` = the addon folder (read-only),
 ---`state:` = this addon's private folder under the state dir (read/write,
----no permission).
+---no permission; what it holds is bounded by `--state-quota`, 16 MiB by
+---default, each file and folder counting at least 4 KiB).
 config = {}
 
 ---Read a file.

@@ -258,7 +258,9 @@ return {
   from = ">=1.0.0 <1.6.0",
   description = "hostpath provisioner 1.6.0 (StorageClass recreated when "
     .. "its immutable fields change; volumes untouched)",
-  permissions = { "kube:kube-system", "kube:cluster" },
+  -- kube:privileged: the provisioner mounts $SNAP_COMMON/default-storage
+  -- of each node (a hostPath volume)
+  permissions = { "kube:kube-system", "kube:cluster", "kube:privileged" },
   params = {
     ["reclaim-policy"] = { default = "Delete", choices = { "Delete", "Retain" } },
     ["default-class"] = { default = "true", choices = { "true", "false" } },

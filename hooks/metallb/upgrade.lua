@@ -133,7 +133,9 @@ return {
   version = "0.15.3",
   from = ">=0.13.0 <0.15.3",
   description = "MetalLB v0.15.3 (keeps default-addresspool, converts the pre-0.13 ConfigMap)",
-  permissions = { "kube:metallb-system", "kube:cluster" },
+  -- kube:privileged: the speaker runs with hostNetwork and NET_RAW, and
+  -- two of its roles grant every verb on metallb.io statuses
+  permissions = { "kube:metallb-system", "kube:cluster", "kube:privileged" },
   params = {},
   positional = { { name = "ranges...", description = "address ranges for "
     .. "the default pool (10.64.140.43-10.64.140.49, CIDRs, IPv6), comma "

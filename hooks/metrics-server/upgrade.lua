@@ -39,8 +39,10 @@ return {
   version = "0.8.1",
   from = ">=0.5.0 <0.8.1",
   description = "metrics-server v0.8.1 (registry.k8s.io, new RBAC rules)",
-  permissions = { "kube:kube-system", "kube:cluster", "args:kubelet",
-                  "restart:kubelite" },
+  -- kube:privileged: the ClusterRoleBinding microk8s-admin binds the
+  -- front-proxy client to ClusterRole admin, as the enable script does
+  permissions = { "kube:kube-system", "kube:cluster", "kube:privileged",
+                  "args:kubelet", "restart:kubelite" },
   params = {
     -- enable has no parameters; this one only exists to override the
     -- nodeSelector enable derived from the node it ran on.

@@ -230,8 +230,13 @@ t.case("plan with sha256_url fetches only the checksum file", function()
     [SUMS] = { body = SUM .. "  tool\n" } } }
   local r = e:plan { "--sums=" .. SUMS }
   t.eq(r.code, 0, r.error)
-  t.eq(r.plan[1].sha256, SUM)
+  -- issue 15 point 6: the fetch that plan makes is in the plan, before it
+  t.eq(r.plan[1].type, "fetch")
+  t.eq(r.plan[1].text, SUMS)
+  t.eq(r.plan[2].sha256, SUM)
   t.eq(e.net.calls, { SUMS })
+  t.match(require("uphook.plan").render(r.plan), "^  fetch "
+    .. SUMS:gsub("%p", "%%%0") .. "\n")
 end)
 
 t.case("plan --plan-fetch reports the HEAD status of each download", function()

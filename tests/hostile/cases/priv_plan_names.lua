@@ -1,0 +1,15 @@
+-- expect: 0 !! PRIVILEGED: root on the nodes or in the cluster
+-- command: plan
+-- (and the entry: "  - Pod default/p: hostNetwork; container c: capability SYS_ADMIN",
+-- checked by tests/lua/podsecurity_test.lua)
+-- issue 15 point 7: with kube:privileged declared, plan names the object
+-- and why it needs it.
+return { version = "2.0.0", from = ">=1.0.0",
+  permissions = { "kube:default", "kube:privileged" },
+  detect = function() return "1.0.0" end,
+  upgrade = function()
+    kube.apply { apiVersion = "v1", kind = "Pod",
+      metadata = { name = "p", namespace = "default" },
+      spec = { hostNetwork = true, containers = { { name = "c", image = "x",
+        securityContext = { capabilities = { add = { "SYS_ADMIN" } } } } } } }
+  end }
