@@ -1,4 +1,5 @@
---- uphook.prims: the broker side of every hook primitive (docs/contract.md §4).
+--- uphook.prims: the broker side of every hook primitive
+--- (docs/contract.md §4).
 ---
 --- Each handler runs in the trusted parent. Policy is here, once, for
 --- every backend: argument checks, permissions, the read-only rule of
@@ -235,6 +236,12 @@ end
 local H = {}   -- handlers by primitive name
 
 
+---kube.apply: stamp, permission, journal, apply (or a server dry run
+---under plan), plan entry.
+---@param run uphook.Run
+---@param objs string|table a YAML string, an object or a list (checked)
+---@param opts table|nil {namespace=}
+---@return {kind: string, name: string, namespace?: string, action: string}[]
 function H.kube_apply(run, objs, opts)
   opts = checkopts(opts, { namespace = true }, 2, "apply")
   checktype(opts.namespace, "string", 2, "apply", true)
@@ -275,6 +282,12 @@ function H.kube_apply(run, objs, opts)
   return results
 end
 
+---kube.get; under plan, what the plan would have left.
+---@param run uphook.Run
+---@param kind string Kind or group/version/Kind
+---@param name string
+---@param namespace string|nil
+---@return table|nil obj
 function H.kube_get(run, kind, name, namespace)
   check_ref(kind, name, namespace, "get")
   need_read(run, kind, namespace or "default", "kube.get of " .. kind
@@ -286,6 +299,11 @@ function H.kube_get(run, kind, name, namespace)
   return run.backend:get(kind, name, namespace)
 end
 
+---kube.list.
+---@param run uphook.Run
+---@param kind string
+---@param opts table|nil {namespace=, labels=}
+---@return table[]
 function H.kube_list(run, kind, opts)
   opts = checkopts(opts, { namespace = true, labels = true }, 2, "list")
   check_ref(kind, nil, opts.namespace, "list")
@@ -299,6 +317,13 @@ function H.kube_list(run, kind, opts)
   return run.backend:list(kind, opts)
 end
 
+---kube.delete: refuses the data-loss kinds unless allowed.
+---@param run uphook.Run
+---@param kind string
+---@param name string
+---@param namespace string|nil
+---@param opts table|nil {allow_data_loss=}
+---@return boolean deleted false when it was already absent
 function H.kube_delete(run, kind, name, namespace, opts)
   check_ref(kind, name, namespace, "delete")
   opts = checkopts(opts, { allow_data_loss = true }, 4, "delete")
@@ -386,6 +411,13 @@ local function wait_timeout(run, opts, fname)
   return math.min(t, run:remaining())
 end
 
+---kube.rollout: wait, renewing the Lease, until rolled out.
+---@param run uphook.Run
+---@param kind string
+---@param name string
+---@param namespace string|nil
+---@param opts table|nil {timeout=}
+---@return true
 function H.kube_rollout(run, kind, name, namespace, opts)
   check_ref(kind, name, namespace, "rollout")
   opts = checkopts(opts, { timeout = true }, 4, "rollout")
@@ -413,6 +445,13 @@ function H.kube_rollout(run, kind, name, namespace, opts)
   return true
 end
 
+---kube.wait: wait until opts.condition is True.
+---@param run uphook.Run
+---@param kind string
+---@param name string
+---@param namespace string|nil
+---@param opts table {condition=, timeout=}
+---@return true
 function H.kube_wait(run, kind, name, namespace, opts)
   check_ref(kind, name, namespace, "wait")
   opts = checkopts(opts, { timeout = true, condition = true }, 4, "wait")
@@ -468,6 +507,9 @@ local function node_entry(n)
   return e
 end
 
+---nodes.list.
+---@param run uphook.Run
+---@return table[] nodes in the shape of docs/contract.md §4
 function H.nodes_list(run)
   local out = {}
   for _, n in ipairs(run.backend:list("v1/Node", {})) do
@@ -476,6 +518,9 @@ function H.nodes_list(run)
   return out
 end
 
+---nodes.this: the node named (or labelled) as this host.
+---@param run uphook.Run
+---@return table node
 function H.nodes_this(run)
   local host = run.hostname
   local nodes = run.backend:list("v1/Node", {})
@@ -489,6 +534,9 @@ function H.nodes_this(run)
     tostring(host), #nodes), 0)
 end
 
+---service.restart: journaled, so a rollback restarts it again.
+---@param run uphook.Run
+---@param name string kubelite or microk8s.daemon-<name>
 function H.service_restart(run, name)
   checktype(name, "string", 1, "restart")
   if name ~= "kubelite" and (#name > 128
@@ -559,6 +607,10 @@ local function need_write(run, root, rel, fname)
   need(run, root .. ":" .. top, fname .. "(" .. root .. ":" .. rel .. ")")
 end
 
+---config.read.
+---@param run uphook.Run
+---@param path string root:relative
+---@return string|nil content nil when absent
 function H.config_read(run, path)
   local _, dir, rel = split_path(run, path, 1, "read")
   return fs_ok(path, run.fs.read(dir, rel))
@@ -641,6 +693,11 @@ local function change_file(run, root, dir, rel, new, mode, fname)
   return true
 end
 
+---config.write: journaled, atomic.
+---@param run uphook.Run
+---@param path string root:relative
+---@param content string
+---@param opts table|nil {mode=}
 function H.config_write(run, path, content, opts)
   local root, dir, rel = split_path(run, path, 1, "write")
   checktype(content, "string", 2, "write")
@@ -653,6 +710,10 @@ function H.config_write(run, path, content, opts)
   change_file(run, root, dir, rel, content, opts.mode, "config.write")
 end
 
+---config.remove.
+---@param run uphook.Run
+---@param path string root:relative
+---@return boolean removed false when absent
 function H.config_remove(run, path)
   local root, dir, rel = split_path(run, path, 1, "remove")
   need_write(run, root, rel, "config.remove")
@@ -661,6 +722,10 @@ function H.config_remove(run, path)
   return true
 end
 
+---config.args: the flags of an args file.
+---@param run uphook.Run
+---@param service string
+---@return table<string, string|true>
 function H.config_args(run, service)
   checktype(service, "string", 1, "args")
   local _, dir, rel = split_path(run, "args:" .. service, 1, "args")
@@ -668,6 +733,11 @@ function H.config_args(run, service)
     or "")
 end
 
+---config.set_args: edit an args file, keeping other lines.
+---@param run uphook.Run
+---@param service string
+---@param changes table<string, string|boolean>
+---@return boolean changed
 function H.config_set_args(run, service, changes)
   checktype(service, "string", 1, "set_args")
   checktype(changes, "table", 2, "set_args")
@@ -739,6 +809,11 @@ local function transfer_opts(run, url, opts, max)
     deadline = run:remaining(), progress = run.report.transfer_progress }
 end
 
+---net.fetch.
+---@param run uphook.Run
+---@param url string
+---@param opts table|nil {sha256=, max_bytes=}
+---@return string body
 function H.net_fetch(run, url, opts)
   opts = checkopts(opts, { sha256 = true, max_bytes = true }, 2, "fetch")
   checktype(opts.sha256, "string", 2, "fetch", true)
@@ -773,6 +848,11 @@ local function probe(run, url, entry)
   entry.answers = status ~= nil and status < 400
 end
 
+---net.download: verified into the cache (only listed under plan).
+---@param run uphook.Run
+---@param url string
+---@param opts table {sha256=|sha256_url=, max_bytes=}
+---@return string token cache:<sha256>
 function H.net_download(run, url, opts)
   opts = checkopts(opts, { sha256 = true, sha256_url = true,
     max_bytes = true }, 2, "download")
@@ -807,6 +887,10 @@ local function cache_file(run, token)
   return run.cache_dir .. "/sha256/" .. sum, sum
 end
 
+---hash.file of a root:path or a download's token.
+---@param run uphook.Run
+---@param path string
+---@return string hex
 function H.hash_file(run, path)
   checktype(path, "string", 1, "file")
   local abs, sum = cache_file(run, path)
@@ -818,6 +902,12 @@ function H.hash_file(run, path)
   return fs_ok(path, run.fs.hash(dir, rel))
 end
 
+---config.install: a downloaded file put in place, its prior bytes
+---backed up beside the journal.
+---@param run uphook.Run
+---@param downloaded string the token net.download returned
+---@param path string root:relative
+---@param opts table|nil {mode=}
 function H.config_install(run, downloaded, path, opts)
   checktype(downloaded, "string", 1, "install")
   local src = cache_file(run, downloaded)
@@ -848,6 +938,10 @@ end
 
 --- addon, log, internal ----------------------------------------------------
 
+---addon.read.
+---@param run uphook.Run
+---@param rel string a path in the addon folder
+---@return string
 function H.addon_read(run, rel)
   checktype(rel, "string", 1, "read")
   local _, dir, r = split_path(run, "addon:" .. rel, 1, "addon.read")
@@ -892,12 +986,19 @@ for _, level in ipairs { "info", "warn", "step" } do
   end
 end
 
+---The child's sleep: on the backend's clock, within the deadline.
+---@param run uphook.Run
+---@param seconds number
 function H.__uphook_sleep(run, seconds)
   checktype(seconds, "number", 1, "sleep")
   run.backend:sleep(math.max(0, math.min(seconds, run:remaining())))
 end
 
 --- Module names: dotted identifiers (linear checks, at most 256 bytes).
+---@param run uphook.Run
+---@param name string
+---@return string|nil source
+---@return string|nil chunkname
 function H.__uphook_require(run, name)
   checktype(name, "string", 1, "require")
   if #name > 256 or not name:find("^[%w_][%w_.]*$")
@@ -927,6 +1028,10 @@ local function weight(v, left, depth)
   return w
 end
 
+---Record one call for env:calls (bounded).
+---@param run uphook.Run
+---@param name string the primitive
+---@param args table its arguments
 function M.record_call(run, name, args)
   local calls = run.calls
   if #calls >= M.CALLS_MAX then return end
@@ -937,6 +1042,10 @@ function M.record_call(run, name, args)
 end
 
 --- Dispatch one call from the hook: policy first, then the handler.
+---@param run uphook.Run
+---@param name string the primitive, e.g. "kube.apply"
+---@param args table its arguments, nils as null
+---@return any ... the primitive's results
 function M.dispatch(run, name, args)
   local h = H[name:gsub("%.", "_")]
   if not h or type(args) ~= "table" then
