@@ -30,10 +30,10 @@
 enum {
   CMD_UPGRADE = 1u << 0, CMD_PLAN = 1u << 1, CMD_LIST = 1u << 2,
   CMD_RECOVER = 1u << 3, CMD_TEST = 1u << 4, CMD_LINT = 1u << 5,
-  CMD_VERSION = 1u << 6, CMD_HELP = 1u << 7,
+  CMD_VERSION = 1u << 6, CMD_HELP = 1u << 7, CMD_DOCTOR = 1u << 8,
 };
 #define CMD_HOOKS (CMD_UPGRADE | CMD_PLAN)
-#define CMD_CLUSTER (CMD_HOOKS | CMD_LIST | CMD_RECOVER)
+#define CMD_CLUSTER (CMD_HOOKS | CMD_LIST | CMD_RECOVER | CMD_DOCTOR)
 #define CMD_ALL 0xffffu
 
 static const struct command {
@@ -56,6 +56,13 @@ static const struct command {
     "List every addon found: repository, enabled, installed version, the\n"
     "hook's version and whether it can be upgraded; an interrupted upgrade\n"
     "shows as 'interrupted: run recover'.\n" },
+  { "doctor", CMD_DOCTOR, 0, 0, "", "what a snap refresh broke, and the fix",
+    "Report what stops addons from working after a snap refresh, each\n"
+    "with what fixes it: API versions their YAML files use that the\n"
+    "cluster no longer serves or that the next Kubernetes minor removes,\n"
+    "addon repositories older than the snap's copy, kubelet settings that\n"
+    "differ between nodes, and each addon's versions and upgrade. Exit 1\n"
+    "when anything is found.\n" },
   { "recover", CMD_RECOVER, 1, 1, "<addon>",
     "finish the rollback of an interrupted upgrade",
     "Finish the rollback of an interrupted upgrade from its journal, then\n"

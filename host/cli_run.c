@@ -183,14 +183,15 @@ static int lookup(lua_State *L, struct uh_cli *c, struct uh_repos *r)
   return uh_cli_fail(c, 4, a.name, msg);
 }
 
-static int push_repos(lua_State *L, struct uh_cli *c,
-                      struct uh_repos **out)
+/* The addons of repositories, as opts[field] (and their warnings as
+ * opts[warnings]): the --addons folders, then every <common>/addons/<repo>. */
+static int push_repos_of(lua_State *L, struct uh_cli *c, const char *const *dirs,
+                         int ndirs, const char *common, const char *field,
+                         const char *warnings, struct uh_repos **out)
 {
   char err[1024];
   size_t i;
-  *out = uh_repos_load(c->addons, c->naddons,
-                       env_or("SNAP_COMMON", "/var/snap/microk8s/common"),
-                       err, sizeof err);
+  *out = uh_repos_load(dirs, ndirs, common, err, sizeof err);
   if (!*out)
     return uh_cli_fail(c, 2, NULL, err);
   lua_createtable(L, (int)uh_repos_count(*out), 0);
@@ -198,20 +199,44 @@ static int push_repos(lua_State *L, struct uh_cli *c,
     push_addon(L, uh_repos_at(*out, i));
     lua_rawseti(L, -2, (int)i + 1);
   }
-  lua_setfield(L, -2, "addons");
+  lua_setfield(L, -2, field);
   lua_createtable(L, 0, 0);
   for (i = 0; i < uh_repos_nwarnings(*out); i++) {
     lua_pushstring(L, uh_repos_warning(*out, i));
     lua_rawseti(L, -2, (int)i + 1);
   }
-  lua_setfield(L, -2, "warnings");
+  lua_setfield(L, -2, warnings);
   return -1;
+}
+
+static int push_repos(lua_State *L, struct uh_cli *c,
+                      struct uh_repos **out)
+{
+  return push_repos_of(L, c, c->addons, c->naddons,
+                       env_or("SNAP_COMMON", "/var/snap/microk8s/common"),
+                       "addons", "warnings", out);
+}
+
+/* doctor: the snap's own copies of the repositories, $SNAP/addons/<repo>
+ * (a refresh replaces them; the clones in $SNAP_COMMON stay), as
+ * opts.bundled with opts.snap. */
+static int push_bundled(lua_State *L, struct uh_cli *c)
+{
+  struct uh_repos *b;
+  const char *snap = env_or("SNAP", "/snap/microk8s/current");
+  int rc = push_repos_of(L, c, NULL, 0, snap, "bundled", "bundled_warnings",
+                         &b);
+  setstr(L, "snap", snap);
+  if (b)
+    uh_repos_free(b);
+  return rc;
 }
 
 static int needs_repos(const char *cmd)
 {
   return !strcmp(cmd, "upgrade") || !strcmp(cmd, "plan")
-         || !strcmp(cmd, "recover") || !strcmp(cmd, "list");
+         || !strcmp(cmd, "recover") || !strcmp(cmd, "list")
+         || !strcmp(cmd, "doctor");
 }
 
 int uh_cli_run(struct uh_cli *c, const char *version)
@@ -226,7 +251,9 @@ int uh_cli_run(struct uh_cli *c, const char *version)
   push_options(L, c, version);
   if (needs_repos(c->command)) {
     rc = push_repos(L, c, &repos);
-    if (rc < 0 && strcmp(c->command, "list"))
+    if (rc < 0 && !strcmp(c->command, "doctor"))
+      rc = push_bundled(L, c);
+    else if (rc < 0 && strcmp(c->command, "list"))
       rc = lookup(L, c, repos);
   }
   push_list(L, c->hook_args, c->nhook);

@@ -286,6 +286,7 @@ local COMMANDS = {
   test = function(o, c) return require("uphook.test").main(o, c) end,
   lint = function(o, c, r) return require("uphook.lint").main(o, c, r) end,
   list = function(o, c, r) return require("uphook.list").main(o, c, r) end,
+  doctor = function(o, c, r) return require("uphook.doctor").main(o, c, r) end,
 }
 
 ---@param o table options from host/cli.c

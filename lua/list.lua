@@ -17,12 +17,15 @@ local M = {}
 --- cluster credentials.
 local function declarations(c, a, limits)
   local r = { repo = a.repo, name = a.name, hook = a.hook ~= nil }
+  local listed = a.version ~= "" and a.version or nil
   if a.hook then
     local info, err, child = hookload.load(c, a.hook, a.name .. "/upgrade.lua",
       true, limits)
     if info then
       r.target, r.from_range, r.has_detect = info.version, info.from,
         info.has.detect
+      -- addons.yaml's version lags what the hook installs (docs/microk8s.md)
+      if listed ~= info.version then r.addons_yaml_version = listed end
       r.perms = info.perms    -- detect reads Secrets only as declared
       if info.has.detect then r.child = child else child:close() end
     else
@@ -75,7 +78,9 @@ local function row(o, c, backend, r, a, report)
   return r
 end
 
-function M.main(o, c, report)
+---The rows of `uphook list`, and the backend they were read from.
+---@return table[] rows, Backend backend
+function M.rows(o, c, report)
   local rows = {}
   o.limits = hookload.limits(o, c)
   for i, a in ipairs(o.addons or {}) do
@@ -86,6 +91,11 @@ function M.main(o, c, report)
   for i, a in ipairs(o.addons or {}) do
     row(o, c, backend, rows[i], a, report)
   end
+  return rows, backend
+end
+
+function M.main(o, c, report)
+  local rows = M.rows(o, c, report)
   if o.output == "json" then
     for _, r in ipairs(rows) do io.stdout:write(c.json.encode(r), "\n") end
     return 0
