@@ -118,7 +118,7 @@ static const struct option {
   { "--timeout", 0, K_NUM, OFF(timeout), "SECONDS", CMD_CLUSTER | CMD_LINT,
     0, 1e7, "bound on the whole run (default 900; list, lint 15)" },
   { "--memory-limit", 0, K_INT, OFF(memory_limit), "MIB",
-    CMD_HOOKS | CMD_LIST | CMD_LINT, 1, 65536,
+    CMD_HOOKS | CMD_LIST | CMD_LINT | CMD_DOCTOR, 1, 65536,
     "cap on each hook's Lua memory (default 256)" },
   { "--state-quota", 0, K_INT, OFF(state_quota), "MIB", CMD_HOOKS, 0,
     65536, "cap on the addon's state: files (default 16)" },

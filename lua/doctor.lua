@@ -222,11 +222,12 @@ end
 
 -- Hook versions of the bundled copies, read before the backend connects
 -- (a forked child never holds the cluster's credentials).
-function M.bundled_hooks(c, bundled)
+function M.bundled_hooks(c, bundled, limits)
   local out = {}
   for _, a in ipairs(bundled) do
     if a.hook then
-      local info = hookload.load(c, a.hook, a.name .. "/upgrade.lua")
+      local info = hookload.load(c, a.hook, a.name .. "/upgrade.lua", false,
+        limits)
       out[a.repo .. "/" .. a.name] = info and info.version or nil
     end
   end
@@ -480,7 +481,8 @@ end
 ---@return integer exit code: 0 nothing found, 1 something to fix
 function M.main(o, c, report)
   local bundled = o.bundled or {}
-  local bundled_hook = M.bundled_hooks(c, bundled)
+  o.limits = hookload.limits(o, c)   -- one deadline for every hook loaded
+  local bundled_hook = M.bundled_hooks(c, bundled, o.limits)
   local rows, backend = list.rows(o, c, report)
   local cl = M.cluster(backend)
   local stale = M.stale(o, bundled, bundled_hook, rows)

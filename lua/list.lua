@@ -82,7 +82,7 @@ end
 ---@return table[] rows, Backend backend
 function M.rows(o, c, report)
   local rows = {}
-  o.limits = hookload.limits(o, c)
+  o.limits = o.limits or hookload.limits(o, c)   -- doctor sets it first
   for i, a in ipairs(o.addons or {}) do
     rows[i] = declarations(c, a, o.limits)
   end
