@@ -135,6 +135,8 @@ static const struct option {
     "CA bundle for downloads" },
   { "--plan-fetch", 0, K_FLAG, OFF(plan_fetch), NULL, CMD_PLAN, 0, 0,
     "check with HEAD that every download answers" },
+  { "--full", 0, K_FLAG, OFF(full), NULL, CMD_PLAN, 0, 0,
+    "CRD schema changes in full, not one line per CRD" },
   { "--junit", 0, K_STR, OFF(junit), "FILE", CMD_TEST, 0, 0,
     "also write JUnit XML" },
   { "--filter", 0, K_STR, OFF(filter), "TEXT", CMD_TEST, 0, 0,

@@ -61,6 +61,7 @@ static void push_flags(lua_State *L, const struct uh_cli *c)
 {
   const char *term = getenv("TERM");
   setbool(L, "plan_fetch", c->plan_fetch);
+  setbool(L, "full", c->full);
   setbool(L, "reset_params", c->reset_params);
   setbool(L, "yes", c->yes);
   setbool(L, "dry_run", c->dry_run);

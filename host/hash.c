@@ -1,5 +1,7 @@
 /* SHA-256 for the host: OpenSSL EVP only (no hand-written digest).
- * Lua family uphook.c.hash: sha256(s), file(abs_path). */
+ * Lua family uphook.c.hash: sha256(s), file(abs_path), and for the
+ * plan's Secret redaction (lua/redact.lua) hmac_sha256(key, s) and
+ * random_key() (only sha256 reaches the hook child). */
 #include "hash.h"
 #include "luax.h"
 
@@ -10,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 /* Large enough that syscalls cost little next to the digest, small
  * enough that the kernel's copy and the digest both hit cache: on the
@@ -174,8 +178,40 @@ fail:
   return 2;
 }
 
+/* hmac_sha256(key, s) -> 64 hex digits (OpenSSL's HMAC). */
+static int hash_hmac_sha256(lua_State *L)
+{
+  size_t klen, n;
+  const char *key = luaL_checklstring(L, 1, &klen);
+  const char *s = luaL_checklstring(L, 2, &n);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  char hex[2 * EVP_MAX_MD_SIZE + 1];
+  luaL_argcheck(L, klen >= 16 && klen <= 1024, 1, "a key of 16 to 1024 "
+                "bytes expected");
+  if (!HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)s, n, md,
+            &mdlen))
+    return luaL_error(L, "hmac_sha256: OpenSSL failed");
+  uh_hex(md, mdlen, hex);
+  lua_pushlstring(L, hex, 2 * (size_t)mdlen);
+  return 1;
+}
+
+/* random_key() -> 32 bytes from OpenSSL's CSPRNG. */
+static int hash_random_key(lua_State *L)
+{
+  unsigned char k[32];
+  if (RAND_bytes(k, sizeof k) != 1)
+    return luaL_error(L, "random_key: OpenSSL has no randomness");
+  lua_pushlstring(L, (const char *)k, sizeof k);
+  OPENSSL_cleanse(k, sizeof k);
+  return 1;
+}
+
 static const luaL_Reg hash_funcs[] = {
   {"file", hash_file},
+  {"hmac_sha256", hash_hmac_sha256},
+  {"random_key", hash_random_key},
   {"sha256", hash_sha256},
   {NULL, NULL}
 };

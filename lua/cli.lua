@@ -5,6 +5,7 @@ local engine = require "uphook.engine"
 local Backend = require "uphook.backend"
 local lease = require "uphook.lease"
 local plan = require "uphook.plan"
+local plantext = require "uphook.plantext"
 local rollback = require "uphook.rollback"
 local Report = require "uphook.report"
 local R = require "uphook.run"
@@ -17,7 +18,7 @@ end
 
 local function new_report(o, c)
   return Report.new { format = o.output, tty = o.tty, color = o.color,
-    err_tty = o.err_tty,
+    err_tty = o.err_tty, plan = o.command == "plan",
     verbosity = o.verbosity, write = writer(io.stdout),
     ewrite = writer(io.stderr), json = c.json, clock = c.sys.wall }
 end
@@ -82,13 +83,18 @@ end
 
 local function print_outcome(o, report, code, run)
   if o.command == "plan" and code == engine.OK then
+    local h = plan.header(run)
     if not report:event({ event = "plan", addon = run.addon, from = run.from,
-        to = run.to, entries = run.entries,
+        to = run.to, description = h.description,
+        permissions = h.permissions, entries = run.entries,
         summary = plan.summary(run.entries) }) then
-      io.stdout:write(string.format("Plan for %s %s -> %s\n", run.addon,
-        tostring(run.from), tostring(run.to)))
-      io.stdout:write(run.noop and "Nothing to do.\n"
-        or plan.render(run.entries))
+      if run.noop then
+        io.stdout:write(string.format("Plan for %s %s -> %s\nNothing to "
+          .. "do.\n", run.addon, tostring(run.from), tostring(run.to)))
+      else
+        io.stdout:write(plantext.render(run.entries, { header = h,
+          full = o.full, null = run.null }))
+      end
     end
     return
   end
@@ -96,9 +102,12 @@ local function print_outcome(o, report, code, run)
   if code == engine.OK then
     if not run.noop then
       if not report:event({ event = "result", code = code, addon = run.addon,
-          from = run.from, to = run.to, changes = run.entries,
+          from = run.from, to = run.to, changes = plan.changes(run.entries),
           summary = plan.summary(run.entries), seconds = secs }) then
-        io.stdout:write(plan.render(run.entries, true))
+        if o.verbosity >= 0 then
+          io.stdout:write(plantext.render(run.entries, { changed_only = true,
+            null = run.null }))
+        end
         report:info(string.format("Upgraded %s from %s to %s in %.2f s. "
           .. "State: ConfigMap kube-system/uphook-%s.", run.addon, run.from,
           run.to, secs, run.addon))

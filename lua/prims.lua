@@ -423,8 +423,8 @@ function H.kube_rollout(run, kind, name, namespace, opts)
   opts = checkopts(opts, { timeout = true }, 4, "rollout")
   local timeout = wait_timeout(run, opts, "rollout")
   if run.plan then
-    plan.note(run, "wait", string.format("rollout of %s %s", kind,
-      kinds.joinname(name, namespace)))
+    plan.wait(run, string.format("rollout of %s %s", kind,
+      kinds.joinname(name, namespace)), timeout)
     return true
   end
   local status = "not observed"
@@ -458,8 +458,8 @@ function H.kube_wait(run, kind, name, namespace, opts)
   checktype(opts.condition, "string", 4, "wait")
   local timeout = wait_timeout(run, opts, "wait")
   if run.plan then
-    plan.note(run, "wait", string.format("%s %s to be %s", kind,
-      kinds.joinname(name, namespace), opts.condition))
+    plan.wait(run, string.format("%s %s to be %s", kind,
+      kinds.joinname(name, namespace), opts.condition), timeout)
     return true
   end
   local seen = "absent"
@@ -982,7 +982,8 @@ for _, level in ipairs { "info", "warn", "step" } do
     msg = log_budget(run, msg)
     if not msg then return end
     run.report:log(level, msg)
-    if level == "step" then plan.step(run, msg) end
+    if level == "step" then plan.step(run, msg)
+    else plan.log(run, level, msg) end
   end
 end
 

@@ -2,6 +2,8 @@
 ---
 --- Human text (colour and a live status line only on a TTY; plain lines
 --- with timestamps otherwise) or JSON lines, one event per line.
+local escape = require "uphook.escape"
+
 local M = {}
 M.__index = M
 
@@ -14,7 +16,7 @@ function M.new(o)
   local r = setmetatable({ format = o.format or "human", tty = o.tty,
     color = o.color, verbosity = o.verbosity or 0, write = o.write,
     ewrite = o.ewrite or o.write, json = o.json, clock = o.clock,
-    lines = {}, step_no = 0, capture = o.capture }, M)
+    lines = {}, step_no = 0, capture = o.capture, plan = o.plan }, M)
   -- transfers draw their bar on stderr: only when stderr is a terminal
   if r.format == "json" then r.transfer_progress = "json"
   elseif o.err_tty and r.verbosity >= 0 and not r.capture then
@@ -49,8 +51,19 @@ function M:log(level, text)
                   step = level == "step" and self.step_no or nil }) then
     return
   end
+  -- a plan shows the steps and information lines in its body, under
+  -- their step: they are not printed as they come (with -v on stderr)
+  if self.plan and level ~= "warn" then
+    if self.verbosity > 0 then
+      self.ewrite(stamp(self) .. (level == "step" and string.format(
+        "[%d] ", self.step_no) or "    ") .. escape.text(text) .. "\n")
+    end
+    return
+  end
+  text = escape.text(text)
   self:clear_status()
   if level == "step" then
+    if self.verbosity < 0 then return end       -- -q: quiet
     self.write(stamp(self) .. self:paint("step", string.format("[%d] %s",
       self.step_no, text)) .. "\n")
   elseif level == "warn" then
@@ -70,9 +83,9 @@ function M:progress(text)
   if self.tty then
     self.spin = (self.spin or 0) % #SPIN + 1
     self.status = text
-    self.ewrite("\r\27[K  " .. SPIN[self.spin] .. " " .. text)
+    self.ewrite("\r\27[K  " .. SPIN[self.spin] .. " " .. escape.text(text))
   elseif not self.tty and self.verbosity > 0 then
-    self.write(stamp(self) .. "  ... " .. text .. "\n")
+    self.write(stamp(self) .. "  ... " .. escape.text(text) .. "\n")
   end
 end
 
@@ -88,7 +101,7 @@ function M:info(text)
   self:clear_status()
   if not self:event({ event = "info", message = text })
      and self.verbosity >= 0 then
-    self.write(stamp(self) .. text .. "\n")
+    self.write(stamp(self) .. escape.text(text) .. "\n")
   end
 end
 
@@ -97,8 +110,8 @@ function M:error(text)
   if self.capture then return end
   self:clear_status()
   if not self:event({ event = "error", message = text }) then
-    self.ewrite(stamp(self) .. self:paint("error", "uphook: ") .. text
-      .. "\n")
+    self.ewrite(stamp(self) .. self:paint("error", "uphook: ")
+      .. escape.text(text) .. "\n")
   end
 end
 

@@ -447,15 +447,19 @@ function json.isarray(t) end
 ---@type uphook.null
 json.null = nil
 
----Output for the user, formatted with `string.format`.
+---Output for the user, formatted with `string.format`. Control
+---characters in it are escaped in human output (`\x1b`, `\n`); JSON
+---events carry the text as it is.
 log = {}
 
----An information line.
+---An information line; in a plan, shown under its step (say there what
+---a user should know: "its volumes are not touched").
 ---@param fmt string
 ---@param ... any
 function log.info(fmt, ...) end
 
----A warning (stderr in human output).
+---A warning: on stderr as it happens, and in the plan's body under its
+---step (also from `detect` and `check`).
 ---@param fmt string
 ---@param ... any
 function log.warn(fmt, ...) end

@@ -144,7 +144,7 @@ t.case("the plan names what needs kube:privileged", function()
   local run = { entries = {} }
   plan.note(run, "privileged",
     "Pod default/p: hostNetwork; container c: capability SYS_ADMIN")
-  local text = plan.render(run.entries)
+  local text = require("uphook.plantext").render(run.entries)
   t.match(text, "!! PRIVILEGED: root on the nodes or in the cluster "
     .. "%(kube:privileged%):\n  %- Pod default/p: hostNetwork; container c: "
     .. "capability SYS_ADMIN\n")

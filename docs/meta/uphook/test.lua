@@ -103,7 +103,7 @@ function t.deep_equal(a, b) end
 ---@field code integer the exit code uphook would give (docs/contract.md §1)
 ---@field error? string the error message when the run failed
 ---@field log string[] every line the hook logged, and errors
----@field plan table[] the recorded plan entries (`{type="kube", action=, kind=, name=, namespace=}`, `{type="file", ...}`, `{type="download", ...}`, `{type="restart", ...}`, `{type="step", ...}`, `{type="wait", ...}`)
+---@field plan table[] the recorded plan entries, in order, each with its `step` (lua/plan.lua lists them): `{type="kube", action=, kind=, name=, namespace=, diff=, reason=}`, `{type="file", path=, action=, diff=}`, `{type="download", ...}`, `{type="restart", service=, node=}`, `{type="step", text=}`, `{type="log", level=, text=, phase=}`, `{type="wait", text=, timeout=}`
 ---@field trace? string the hook's traceback when it raised
 
 ---A mock world for one hook: cluster, node files, downloads, state.
