@@ -218,7 +218,7 @@ t.case("plan lists the download (URL, sha256, destination), performs nothing", f
   t.eq(e.net.heads, {})
   t.eq(e:file("bin:tool"), "old tool\n")
   t.ok(not cached(e, SUM))
-  t.match(require("uphook.plan").render(r.plan),
+  t.match(require("uphook.plantext").render(r.plan),
     "download https://example.com/v2/tool\n      sha256 " .. SUM
     .. "\n      %-> bin:tool %(mode 0755%)")
   t.match(require("uphook.plan").summary_line(r.plan),
@@ -252,7 +252,7 @@ t.case("plan --plan-fetch reports the HEAD status of each download", function()
   t.eq(r2.code, 0, r2.error)
   t.eq(r2.plan[1].status, 404)
   t.eq(r2.plan[1].answers, false)
-  t.match(require("uphook.plan").render(r2.plan),
+  t.match(require("uphook.plantext").render(r2.plan),
     "HEAD: 404 %(does not answer%)")
 end)
 
