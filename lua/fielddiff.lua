@@ -20,6 +20,11 @@
 --- them for people.
 local M = {}
 
+--- kubectl's client-side apply keeps the whole object here; in a Secret
+--- it holds the data too.
+M.LAST_APPLIED =
+  "metadata.annotations.kubectl.kubernetes.io/last-applied-configuration"
+
 local SERVER_META = { resourceVersion = true, uid = true,
   creationTimestamp = true, managedFields = true, generation = true,
   selfLink = true }
@@ -126,6 +131,12 @@ local function diff_map(a, b, path, out, ctx, depth)
       local x, y = a and a[k], b and b[k]
       if ctx.secret and path == "" and (k == "data" or k == "stringData") then
         M._secret_map(x, y, k, out, ctx)
+      elseif ctx.secret and p == M.LAST_APPLIED then
+        -- kubectl's copy of the whole object, data included
+        if x ~= y then
+          out[#out + 1] = { path = p, old = ctx.redact("annotation", x),
+            new = ctx.redact("annotation", y), redacted = true }
+        end
       else
         diff_into(x, y, p, out, ctx, depth + 1)
       end

@@ -15,6 +15,7 @@ local textdiff = require "uphook.textdiff"
 local redact = require "uphook.redact"
 local kinds = require "uphook.kinds"
 local plan = require "uphook.plan"
+local fielddiff = require "uphook.fielddiff"
 
 local M = {}
 
@@ -144,10 +145,24 @@ local function list_lines(path, a, b, null, out, pad)
   for _, r in ipairs(parts) do out[#out + 1] = pad .. "  " .. r end
 end
 
+--- kubectl's last-applied copy of the object: its size, never its text.
+local function last_applied(v)
+  if v == nil then return "(absent)" end
+  if redact.is(v) then return "(kubectl's last-applied configuration, "
+    .. tostring(v.bytes) .. " bytes, redacted)" end
+  return "(kubectl's last-applied configuration, " .. #tostring(v)
+    .. " bytes)"
+end
+
 --- Lines for one field change.
 local function change_lines(c, null, out, pad)
   local path = esc(c.path)
   local a, b = c.old, c.new
+  if c.path == fielddiff.LAST_APPLIED then
+    out[#out + 1] = string.format("%s%s: %s -> %s", pad, path,
+      last_applied(a), last_applied(b))
+    return
+  end
   if scalar_list(a) and scalar_list(b) then
     return list_lines(path, a, b, null, out, pad)
   end
@@ -271,7 +286,8 @@ local function kube_lines(e, out, opts)
     esc(e.kind), name, e.action, e.reason and (": " .. esc(e.reason)) or "")
   local changes, hidden = {}, 0
   for _, c in ipairs(e.diff or {}) do
-    if c.path == STAMP_LABEL or c.path == STAMP_ANNOTATION then
+    if c.path == STAMP_LABEL or c.path == STAMP_ANNOTATION
+       or (c.path == fielddiff.LAST_APPLIED and c.new == nil) then
       hidden = hidden + 1
     else changes[#changes + 1] = c end
   end
@@ -282,7 +298,8 @@ local function kube_lines(e, out, opts)
   for _, c in ipairs(changes) do change_lines(c, opts.null, out, "      ") end
   for _, l in ipairs(folded) do out[#out + 1] = l end
   if hidden > 0 and #changes == 0 and #folded == 0 then
-    out[#out + 1] = "      (only uphook's label and annotation)"
+    out[#out + 1] = "      (only uphook's label and annotation, and kubectl's "
+      .. "bookkeeping: see the top)"
   end
 end
 
@@ -413,15 +430,30 @@ local function header_lines(h, out)
     and table.concat(perms, ", ") or "none")
 end
 
-local function stamps_line(h, entries, out)
+--- What every object's diff would repeat, said once: uphook's own label
+--- and annotation, and kubectl's last-applied copy leaving the objects
+--- whose fields uphook's server-side apply takes over.
+local function bookkeeping_lines(h, entries, out)
+  local applied, dropped = false, 0
   for _, e in ipairs(entries) do
-    if e.type == "kube" and e.action ~= "deleted" then
-      out[#out + 1] = string.format("  every object applied is labelled "
-        .. "addon.microk8s.io/name=%s and annotated "
-        .. "addon.microk8s.io/version=%s (not repeated below)", esc(h.addon),
-        esc(tostring(h.to)))
-      return
+    if e.type == "kube" and e.action ~= "deleted" then applied = true end
+    for _, c in ipairs(e.type == "kube" and e.diff or {}) do
+      if c.path == fielddiff.LAST_APPLIED and c.new == nil then
+        dropped = dropped + 1
+      end
     end
+  end
+  if applied then
+    out[#out + 1] = string.format("  every object applied is labelled "
+      .. "addon.microk8s.io/name=%s and annotated "
+      .. "addon.microk8s.io/version=%s (not repeated below)", esc(h.addon),
+      esc(tostring(h.to)))
+  end
+  if dropped > 0 then
+    out[#out + 1] = string.format("  %d object%s lose kubectl's "
+      .. "last-applied-configuration annotation: uphook's server-side apply "
+      .. "takes over the fields kubectl applied (not repeated below)",
+      dropped, dropped == 1 and "" or "s")
   end
 end
 
@@ -437,7 +469,7 @@ function M.render(entries, opts)
   local out, loss, privileged = {}, {}, {}
   if opts.header then
     header_lines(opts.header, out)
-    stamps_line(opts.header, entries, out)
+    bookkeeping_lines(opts.header, entries, out)
   end
   local step = {}
   local function flush()

@@ -357,3 +357,16 @@ t.case("each step ends with its impact: recreated workloads, rolling restarts, s
   t.match(text, "\n  impact: Deployment ns/c is recreated: its pods stop before the new ones start %(downtime%); waits up to 5 min %(1 wait%)\n%[2%]")
   t.match(text, "\n  impact: DaemonSet ns/d restarts its pods on every node %(rolling update%); restarts kubelite on n1, n2; waits up to 75 s %(2 waits%)\n")
 end)
+
+t.case("a Secret's kubectl last-applied annotation, which copies its data, is redacted too", function()
+  local la = '{"apiVersion":"v1","data":{"password":"' .. b64("hunter2") .. '"},"kind":"Secret"}\n'
+  local ann = "kubectl.kubernetes.io/last-applied-configuration"
+  local d = plan.object_diff(run_record(),
+    { kind = "Secret", metadata = { annotations = { [ann] = la } }, data = { password = b64("hunter2") } },
+    { kind = "Secret", metadata = { annotations = {} }, data = { password = b64("hunter3") } })
+  local e = { type = "kube", action = "configured", kind = "Secret", name = "s", step = 1, diff = d }
+  local text, js = render({ e }), json.encode(e)
+  t.ok(not text:find(b64("hunter2"), 1, true) and not js:find(b64("hunter2"), 1, true), text .. js)
+  t.eq(d[2].path, "metadata.annotations." .. ann)
+  t.eq(d[2].old.bytes, #la)
+end)
