@@ -29,7 +29,7 @@ function()
   existing(e, "args", "kubelet", "0640", 4242)
   local r = e:plan {}
   t.eq(r.code, 0, r.error)
-  t.match(require("uphook.plan").render(r.plan),
+  t.match(require("uphook.plantext").render(r.plan),
     "~ file args:kubelet %(changed, mode 0640%)")
   r = e:upgrade {}
   t.eq(r.code, 0, r.error)

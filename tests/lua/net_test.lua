@@ -235,7 +235,7 @@ t.case("plan with sha256_url fetches only the checksum file", function()
   t.eq(r.plan[1].text, SUMS)
   t.eq(r.plan[2].sha256, SUM)
   t.eq(e.net.calls, { SUMS })
-  t.match(require("uphook.plan").render(r.plan), "^  fetch "
+  t.match(require("uphook.plantext").render(r.plan), "^  fetch "
     .. SUMS:gsub("%p", "%%%0") .. "\n")
 end)
 
