@@ -68,12 +68,14 @@ static const struct command {
     "Finish the rollback of an interrupted upgrade from its journal, then\n"
     "say which version the addon is left at and what to run next.\n" },
   { "test", CMD_TEST, 0, -1, "[path...]", "run *_test.lua hook tests offline",
-    "Run the *_test.lua hook tests under the paths offline (default:\n"
-    "hooks/). Ends with 'N passed, N failed'.\n" },
+    "Run the *_test.lua hook tests under the paths offline (default: .,\n"
+    "the addon repository). Ends with 'N passed, N failed'; a path that\n"
+    "does not exist is a usage error (exit 2).\n" },
   { "lint", CMD_LINT, 0, -1, "[path...]",
     "load hooks and check their declarations",
     "Load hooks without running them and check their declarations\n"
-    "(default: hooks/). Exit 1 when anything is found.\n" },
+    "(default: .). Exit 1 when anything is found, 2 when a path does not\n"
+    "exist.\n" },
   { "version", CMD_VERSION, 0, 0, "", "print the version",
     "Print the version (also: uphook --version, uphook -V).\n" },
   { "help", CMD_HELP, 0, 2, "[command [addon]]",

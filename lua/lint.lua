@@ -8,8 +8,9 @@ local M = {}
 local function hooks_under(c, path, out)
   local kind = c.sys.kind(path)
   if kind == "file" then out[#out + 1] = path; return out end
-  if kind ~= "dir" then error("uphook lint: no such file or folder: "
-    .. path, 0) end
+  if kind ~= "dir" then
+    return nil, "uphook lint: no such file or folder: " .. path
+  end
   if c.sys.kind(path .. "/upgrade.lua") == "file" then
     out[#out + 1] = path .. "/upgrade.lua"
     return out
@@ -85,9 +86,15 @@ local function describe(info)
 end
 
 function M.main(o, c, report)
-  local paths = #o.operands > 0 and o.operands or { "hooks" }
+  local paths = #o.operands > 0 and o.operands or { "." }
   local files, bad = {}, 0
-  for _, p in ipairs(paths) do hooks_under(c, p, files) end
+  for _, p in ipairs(paths) do
+    local ok, err = hooks_under(c, p, files)
+    if not ok then
+      report:error(err)
+      return require("uphook.run").USAGE
+    end
+  end
   local limits = hookload.limits(o, c)
   for _, f in ipairs(files) do
     local name = f:match("([^/]+)/upgrade%.lua$") or f

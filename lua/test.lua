@@ -10,124 +10,15 @@
 --- every file, one fresh environment per file and, for hook runs, one
 --- fresh sandbox over fresh mocks per `t.env`.
 local tables = require "uphook.tables"
+local lib = require "uphook.testlib"
 
 local M = {}
+for k, v in pairs(lib) do
+  if k ~= "take_cases" then M[k] = v end
+end
 
-local cases = {}        -- cases registered by the file being loaded
 local current_file = "?"
-
----Render a value for assertion messages, bounded in size.
----@param v any
----@param depth? integer
----@return string
-local function repr(v, depth, seen)
-  depth = depth or 0
-  if type(v) == "string" then return string.format("%q", v) end
-  if type(v) ~= "table" then return tostring(v) end
-  seen = seen or {}
-  if seen[v] or depth > 4 then return "{...}" end
-  seen[v] = true
-  local keys, out = {}, {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys, function(a, b)
-    if type(a) == type(b) and (type(a) == "number" or type(a) == "string")
-    then return a < b end
-    return type(a) < type(b)
-  end)
-  for i, k in ipairs(keys) do
-    if i > 20 then out[#out + 1] = "..."; break end
-    local ks = (type(k) == "string" and k:match("^[%a_][%w_]*$")) and k
-               or "[" .. repr(k, depth + 1, seen) .. "]"
-    out[#out + 1] = ks .. "=" .. repr(v[k], depth + 1, seen)
-  end
-  seen[v] = nil
-  return "{" .. table.concat(out, ", ") .. "}"
-end
-M.repr = repr
-
----Deep equality: true, or false and the path of the first difference
----(".spec.replicas"; "" when the values themselves differ).
----@param a any
----@param b any
----@return boolean equal, string|nil path
-function M.deep_equal(a, b)
-  return tables.diff(a, b)
-end
-
-local function fail(msg, level)
-  error(msg, (level or 2) + 1)
-end
-
----Register a test case.
----@param name string
----@param fn fun()
-function M.case(name, fn)
-  assert(type(name) == "string", "t.case: name must be a string")
-  assert(type(fn) == "function", "t.case: fn must be a function")
-  cases[#cases + 1] = { name = name, fn = fn, file = current_file }
-end
-
----Run this file's cases one after another, never in parallel workers
----(for tests that share something outside their t.env, like a server).
-function M.serial()
-  cases.serial = true
-end
-
----Register a skipped test case; it is reported, never silent.
----@param name string
----@param why string
-function M.skip(name, why)
-  cases[#cases + 1] = { name = name, skip = why or "skipped",
-                        file = current_file }
-end
-
-local function eq(actual, expected, msg, level)
-  local ok, path = tables.diff(actual, expected)
-  if not ok then
-    local where = (path ~= "" and " at " .. path) or ""
-    fail(string.format("%sexpected %s, got %s%s",
-      msg and (msg .. ": ") or "", repr(expected), repr(actual), where),
-      level + 1)
-  end
-end
-
----Assert deep equality.
----@param actual any
----@param expected any
----@param msg? string
-function M.eq(actual, expected, msg)
-  eq(actual, expected, msg, 2)
-end
-
----Assert that v is truthy.
----@param v any
----@param msg? string
-function M.ok(v, msg)
-  if not v then fail(msg or ("expected a true value, got " .. repr(v)), 2) end
-  return v
-end
-
----Assert that s matches a Lua pattern.
----@param s any
----@param pattern string
-function M.match(s, pattern)
-  if type(s) ~= "string" or not s:find(pattern) then
-    fail(string.format("expected %s to match %q", repr(s), pattern), 2)
-  end
-end
-
----Assert that fn raises an error matching pattern.
----@param fn fun()
----@param pattern? string
-function M.err(fn, pattern)
-  local ok, e = pcall(fn)
-  if ok then fail("expected an error, got none", 2) end
-  e = type(e) == "table" and (e.message or repr(e)) or tostring(e)
-  if pattern and not e:find(pattern) then
-    fail(string.format("expected error matching %q, got %q", pattern, e), 2)
-  end
-  return e
-end
+local repr, fail = lib.repr, function(msg, level) error(msg, level + 1) end
 
 --- Hook environments (t.env) ----------------------------------------------
 
@@ -161,18 +52,70 @@ end
 
 --- The Status reason an injected fault carries by default, by code.
 local FAULT_REASONS = { [400] = "BadRequest", [403] = "Forbidden",
-  [404] = "NotFound", [409] = "Conflict", [422] = "Invalid",
-  [429] = "TooManyRequests", [500] = "InternalError",
+  [404] = "NotFound", [409] = "Conflict", [410] = "Expired",
+  [422] = "Invalid", [429] = "TooManyRequests", [500] = "InternalError",
   [503] = "ServiceUnavailable", [504] = "Timeout" }
 
+--- What env:fail can fault: the hook's changes, and the reads and
+--- watches of everyone (the engine's too).
+local FAULT_ON = { ["kube.apply"] = true, ["kube.delete"] = true,
+  ["kube.get"] = true, ["kube.list"] = true, ["kube.watch"] = true,
+  ["service.restart"] = true, ["config.write"] = true,
+  ["config.remove"] = true, ["config.install"] = true,
+  ["config.set_args"] = true }
+
+--- The keys env:fail{} takes.
+local FAULT_KEYS = { on = true, kind = true, name = true, path = true,
+  error = true, code = true, reason = true, after = true, times = true,
+  namespace = true }
+
+local function sorted_keys(set)
+  local out = {}
+  for k in pairs(set) do out[#out + 1] = k end
+  table.sort(out)
+  return table.concat(out, ", ")
+end
+
+-- Is a table's every key one of `allowed`? Raises naming the first that
+-- is not, for the caller's caller.
+local function check_keys(what, t, allowed, level)
+  local bad = {}
+  for k in pairs(t) do
+    if not allowed[k] then bad[#bad + 1] = tostring(k) end
+  end
+  if #bad > 0 then
+    table.sort(bad)
+    error(string.format('%s: unknown key "%s" (known: %s)', what, bad[1],
+      sorted_keys(allowed)), level + 1)
+  end
+end
+
+-- The message of a fault: the server's words for a 409 Conflict or a 404
+-- (so a hook meets what it would meet), else "injected fault in <on>".
+local function fault_message(f, on, kind, name)
+  if f.error then return f.error end
+  local code = f.code or 500
+  local what = (kind and (kind:lower() .. "s") or "objects")
+  if code == 409 then
+    return string.format('Operation cannot be fulfilled on %s "%s": the '
+      .. 'object has been modified; please apply your changes to the latest '
+      .. 'version and try again', what, tostring(name))
+  elseif code == 404 then
+    return string.format('%s "%s" not found', what, tostring(name))
+  end
+  return "injected fault in " .. on
+end
+
 --- Wrap a backend and the C families so that env:fail faults fire at
---- the primitive's change, after what came before it really happened.
+--- the primitive's change (after what came before it really happened),
+--- or at a read or watch.
 local function faulty(env, backend, c)
-  local function check(on, kind, name, path)
+  local function check(on, kind, name, path, ns)
     if env.rolling_back then return end   -- faults hit the hook's changes
     for _, f in ipairs(env.faults) do
       if f.on == on and (f.kind == nil or f.kind == kind)
          and (f.name == nil or f.name == name)
+         and (f.namespace == nil or f.namespace == ns)
          and (f.path == nil or f.path == path) then
         f.seen = (f.seen or 0) + 1
         if f.seen > (f.after or 0) and f.seen <= (f.after or 0)
@@ -180,7 +123,7 @@ local function faulty(env, backend, c)
           local code = f.code or 500
           error({ code = code, reason = f.reason or FAULT_REASONS[code]
             or "InternalError",
-            message = f.error or ("injected fault in " .. on) }, 0)
+            message = fault_message(f, on, kind, name) }, 0)
         end
       end
     end
@@ -190,11 +133,28 @@ local function faulty(env, backend, c)
   local function change(on, kind, name, path)
     if env.rolling_back then return false end
     if kind == "Lease" and name == "uphook-" .. env.name then return false end
-    env.changes[#env.changes + 1] = { on = on, kind = kind, name = name,
-      path = path }
+    env.change_log[#env.change_log + 1] = { on = on, kind = kind,
+      name = name, path = path }
     return true
   end
   local b = setmetatable({}, { __index = backend })
+  local function short(kind) return (kind:match("([^/]+)$")) end
+  function b:get(kind, name, ns)
+    local ok, e = pcall(check, "kube.get", short(kind), name, nil, ns)
+    if not ok then
+      if type(e) == "table" and e.code == 404 then return nil end
+      error(e, 0)
+    end
+    return backend:get(kind, name, ns)
+  end
+  function b:list(kind, opts)
+    check("kube.list", short(kind), nil, nil, opts and opts.namespace)
+    return backend:list(kind, opts)
+  end
+  function b:watch(kind, name, ns, fn, timeout)
+    check("kube.watch", short(kind), name, nil, ns)
+    return backend:watch(kind, name, ns, fn, timeout)
+  end
   function b:apply(obj, opts)
     local name = obj.metadata and obj.metadata.name
     if not (opts and opts.dry_run) and change("kube.apply", obj.kind, name)
@@ -247,18 +207,30 @@ end
 local Env = {}
 Env.__index = Env
 
+--- The keys t.env{} takes.
+local ENV_KEYS = { addon = true, name = true, cluster = true, state = true,
+  args = true, files = true, downloads = true, plan_fetch = true,
+  hostname = true, timeout = true, memory_limit = true, state_quota = true }
+
 ---A fresh mock world for one hook run (docs/contract.md §6).
----@param o {addon:string, cluster?:string, state?:table, args?:table,
----  downloads?:table, files?:table, plan_fetch?:boolean, hostname?:string,
----  timeout?:number, memory_limit?:integer, state_quota?:integer}
+---@param o {addon:string, name?:string, cluster?:string, state?:table,
+---  args?:table, downloads?:table, files?:table, plan_fetch?:boolean,
+---  hostname?:string, timeout?:number, memory_limit?:integer,
+---  state_quota?:integer}
 function M.env(o)
-  assert(type(o) == "table" and type(o.addon) == "string",
-    "t.env: addon (the addon folder) is required")
+  if type(o) ~= "table" or type(o.addon) ~= "string" then
+    error("t.env: addon (the addon folder) is required", 2)
+  end
+  check_keys("t.env", o, ENV_KEYS, 2)
+  if o.name ~= nil and (type(o.name) ~= "string" or o.name == "") then
+    error("t.env: name must be the addon's name (a string)", 2)
+  end
   local offline = require "uphook.offline"
   local dir = C.sys.realpath(resolve(o.addon))
   if not dir then error("t.env: no addon folder " .. resolve(o.addon), 2) end
-  local env = setmetatable({ o = o, faults = {}, runs = {}, dir = dir }, Env)
-  env.name = basename(env.dir)
+  local env = setmetatable({ o = o, faults = {}, runs = {}, dir = dir,
+                             change_log = {} }, Env)
+  env.name = o.name or basename(env.dir)
   env.hook_path = env.dir .. "/upgrade.lua"
   env.source = read_cached(source_cache, env.hook_path)
   local objs = o.cluster and read_cached(fixture_cache, resolve(o.cluster),
@@ -351,7 +323,7 @@ local function run_hook(env, command, args)
   local backend, c = faulty(env, env.backend, C)
   local clock = env.backend.clock
   env.rolling_back = false
-  env.changes = {}
+  env.change_log = {}
   -- the same command line as `uphook <command> <addon> ARGS...`
   local line = assert(C.cli.split(command, args or {}))
   local code, run = engine.run { command = command, addon = env.name,
@@ -369,7 +341,8 @@ local function run_hook(env, command, args)
     pid = 1 }
   env.runs[#env.runs + 1] = run
   return { code = code, error = run.error, log = report.lines,
-    plan = run.entries, trace = run.trace, run = run }
+    plan = run.entries, trace = run.trace, noop = run.noop == true,
+    calls = run.calls, run = run }
 end
 
 ---Run `uphook upgrade` on this env. Returns {code, error, log, plan}.
@@ -466,13 +439,42 @@ function Env:calls(name)
   return out
 end
 
----Inject a fault: {on="kube.apply", kind=, name=, path=, error=, after=n,
----times=1}. It fires at the (after+1)th matching change, `times` times
----(default once), and never while the engine rolls back.
+---Inject a fault: {on="kube.apply", kind=, name=, namespace=, path=,
+---error=, code=, reason=, after=n, times=1}. It fires at the (after+1)th
+---match, `times` times (default once), and never while the engine rolls
+---back. `on` is a change (kube.apply, kube.delete, config.*,
+---service.restart) or a read: kube.get and kube.list (a 404 on a get is
+---"absent"), kube.watch (a rollout's or wait's). Returns the fault, whose
+---:clear() removes it (env:clear_faults() removes them all).
+---@param f table
+---@return table fault
 function Env:fail(f)
-  assert(type(f) == "table" and type(f.on) == "string",
-    "env:fail: {on = \"kube.apply\", ...} expected")
-  self.faults[#self.faults + 1] = f
+  if type(f) ~= "table" or type(f.on) ~= "string" then
+    error('env:fail: {on = "kube.apply", ...} expected', 2)
+  end
+  check_keys("env:fail", f, FAULT_KEYS, 2)
+  if not FAULT_ON[f.on] then
+    error(string.format('env:fail: on = "%s" is not a primitive faults '
+      .. 'reach (known: %s)', f.on, sorted_keys(FAULT_ON)), 2)
+  end
+  for _, k in ipairs { "after", "times", "code" } do
+    if f[k] ~= nil and math.type(f[k]) ~= "integer" then
+      error("env:fail: " .. k .. " must be an integer", 2)
+    end
+  end
+  local fault = tables.shallow(f)
+  local faults = self.faults
+  faults[#faults + 1] = fault
+  return setmetatable(fault, { __index = { clear = function()
+    for i = #faults, 1, -1 do
+      if faults[i] == fault then table.remove(faults, i) end
+    end
+  end } })
+end
+
+---Remove every fault env:fail injected.
+function Env:clear_faults()
+  for i = #self.faults, 1, -1 do self.faults[i] = nil end
 end
 
 ---Every object of the mock cluster, without server-set fields: compare
@@ -494,8 +496,9 @@ function Env:snapshot()
   return out
 end
 
---- The node's files of an env (args:, bin:, state:), "root:path" -> bytes.
-local function node_files(env)
+---The node's files of an env (args:, bin:, state:), "root:path" -> bytes.
+---@return table<string, string>
+function Env:files()
   local out = {}
   local function walk(root, dir, rel)
     for _, n in ipairs(C.sys.listdir(dir) or {}) do
@@ -505,55 +508,16 @@ local function node_files(env)
     end
   end
   for _, root in ipairs { "args", "bin", "state" } do
-    walk(root, env.roots[root], "")
+    walk(root, self.roots[root], "")
   end
   return out
 end
 
-local function change_label(ch)
-  return ch.path or ((ch.kind and (ch.kind .. " ") or "") .. tostring(ch.name))
-end
-
----Fault every change an upgrade makes, in turn, and check that each one
----is rolled back exactly. A first run of `env_fn()` without a fault
----records the changes (applies, deletes, file writes, installs,
----restarts, the state commit); then, for each change, a fresh
----`env_fn()` fails at it and the upgrade must exit 4 when it was the
----first change (nothing to undo) or 1 after one, with the fault's
----message, leaving the cluster (`env:snapshot()`), the node's files and
----the state as they were.
----@param env_fn fun(): table a fresh env each call (`t.env{...}`)
----@param opts? {args?: string[]} the upgrade's command-line arguments
----@return integer changes the number of changes faulted
-function M.each_fault(env_fn, opts)
-  opts = opts or {}
-  local args = opts.args or {}
-  local happy = env_fn()
-  local hr = happy:upgrade(args)
-  eq(hr.code, 0, "the upgrade without a fault (" .. tostring(hr.error)
-    .. ")", 2)
-  local seen, changes = {}, happy.changes
-  if #changes == 0 then fail("t.each_fault: the upgrade changed nothing", 2) end
-  for i, ch in ipairs(changes) do
-    seen[ch.on] = (seen[ch.on] or 0) + 1
-    local what = string.format("a fault at change %d of %d (%s #%d, %s)",
-      i, #changes, ch.on, seen[ch.on], change_label(ch))
-    local msg = string.format("[injected fault %d]", i)
-    local e = env_fn()
-    local before, files, st = e:snapshot(), node_files(e), e:state()
-    e:fail { on = ch.on, after = seen[ch.on] - 1, error = msg }
-    local r = e:upgrade(args)
-    eq(r.code, i == 1 and 4 or 1, what .. ": the exit code ("
-      .. tostring(r.error) .. ")", 2)
-    if type(r.error) ~= "string" or not r.error:find(msg, 1, true) then
-      fail(string.format("%s: expected the error to name %s, got %s", what,
-        msg, repr(r.error)), 2)
-    end
-    eq(e:snapshot(), before, what .. ": the cluster", 2)
-    eq(node_files(e), files, what .. ": the node's files", 2)
-    eq(e:state(), st, what .. ": the state", 2)
-  end
-  return #changes
+---The changes the last run made, in order: {on=, kind=, name=, path=}
+---(what t.each_fault faults in turn).
+---@return table[]
+function Env:changes()
+  return self.change_log or {}
 end
 
 local function cleanup()
@@ -566,10 +530,10 @@ end
 --- Runner -------------------------------------------------------------
 
 local function collect(path, loader)
-  cases, current_file = {}, path
+  lib.take_cases()
+  current_file = path
   local ok, e = pcall(loader, path)
-  local got = cases
-  cases = {}
+  local got = lib.take_cases()
   if not ok then
     return nil, e
   end
@@ -582,11 +546,14 @@ local function traceback(e)
 end
 
 local function short_trace(tb)
-  -- keep the message and the frames in test/hook files, drop the harness
-  local out = {}
+  -- keep the message (all of it, whoever raised it) and the frames in
+  -- test and hook files; drop the harness's frames
+  local out, frames = {}, false
   for line in tb:gmatch("[^\n]+") do
-    if not line:find("lua/test.lua", 1, true)
-       and not line:find("[C]: in function 'xpcall'", 1, true) then
+    if line == "stack traceback:" then frames = true end
+    if not frames or not (line:find("lua/test.lua", 1, true)
+        or line:find("lua/testlib.lua", 1, true)
+        or line:find("[C]: in function 'xpcall'", 1, true)) then
       out[#out + 1] = line
     end
   end
@@ -699,8 +666,10 @@ local function find_tests(path, out)
   if kind == "file" then
     out[#out + 1] = path
   elseif kind == "dir" then
-    for _, name in ipairs(assert(C.sys.listdir(path))) do
-      local p = path .. "/" .. name
+    local names = assert(C.sys.listdir(path))
+    table.sort(names)
+    for _, name in ipairs(names) do
+      local p = path == "." and name or (path .. "/" .. name)
       local k = C.sys.kind(p)
       if k == "dir" then find_tests(p, out)
       elseif k == "file" and name:match("_test%.lua$") then
@@ -708,7 +677,7 @@ local function find_tests(path, out)
       end
     end
   else
-    error("uphook test: no such file or folder: " .. path, 0)
+    return nil, "uphook test: no such file or folder: " .. path
   end
   return out
 end
@@ -743,10 +712,17 @@ end
 ---Entry point of `uphook test [path...]`.
 function M.main(o, c)
   C = c
+  local R = require "uphook.run"
   local paths = o.operands
-  if #paths == 0 then paths = { "hooks" } end
+  if #paths == 0 then paths = { "." } end       -- the addon repository
   local files = {}
-  for _, p in ipairs(paths) do find_tests(p, files) end
+  for _, p in ipairs(paths) do
+    local ok, err = find_tests(p, files)
+    if not ok then
+      io.stderr:write(err, "\n")
+      return R.USAGE
+    end
+  end
   local jobs = o.jobs or c.sys.nproc()
   local results, np, nf, ns = M.run(files, {
     filter = o.filter, clock = c.sys.now, after_case = cleanup,

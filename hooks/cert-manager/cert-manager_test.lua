@@ -84,7 +84,7 @@ t.case("CRDs first and Established, then the rest, then rollouts in order", func
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
   local seq = {}
-  for _, c in ipairs(r.run.calls) do
+  for _, c in ipairs(r.calls) do
     local a = c.args
     if c.name == "kube.apply" then
       local list = a[1].kind and { a[1] } or a[1]
@@ -168,7 +168,7 @@ t.case("a second run is a no-op", function()
   local after = e:snapshot()
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
-  t.ok(r.run.noop, "nothing ran: already at 1.14.5")
+  t.ok(r.noop, "nothing ran: already at 1.14.5")
   t.eq(e:snapshot(), after)
   t.eq(#e:calls("kube.apply"), 5)
 end)

@@ -234,7 +234,7 @@ end)
 t.case("a missing ConfigMap is created as enable would", function()
   local e = env("1.8.0", { args = { kubelet = KUBELET
     .. "--resolv-conf=/run/systemd/resolve/resolv.conf\n" } })
-  e.backend:delete("v1/ConfigMap", "coredns", NS)
+  e:delete("v1/ConfigMap", "coredns", NS)
   upgraded(e, e:upgrade {})
   local cf = corefile(e)
   t.match(cf, "forward %. /etc/resolv%.conf\n")
@@ -330,10 +330,10 @@ end)
 
 t.case("an image without a version tag: detected from the objects", function()
   local e = env("1.10.1")
-  e.backend:apply({ apiVersion = "apps/v1", kind = "Deployment",
+  e:apply({ apiVersion = "apps/v1", kind = "Deployment",
     metadata = { name = "coredns", namespace = NS },
     spec = { template = { spec = { containers = { { name = "coredns",
-      image = "registry.local/coredns@sha256:" .. ("ab"):rep(32) } } } } } }, {})
+      image = "registry.local/coredns@sha256:" .. ("ab"):rep(32) } } } } } })
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
   t.eq(e:state().history[1].from, "1.10.1")

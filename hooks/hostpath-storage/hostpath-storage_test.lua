@@ -162,10 +162,9 @@ t.case("no state, 1.0.0 made non-default by hand: recreated non-default",
   function()
     local e = env("1.0.0")
     -- what `kubectl annotate --overwrite` would have left
-    local sc = class(e)
-    sc.metadata.annotations[DEFAULT] = "false"
-    e.backend:apply({ apiVersion = sc.apiVersion, kind = sc.kind,
-      metadata = { name = CLASS, annotations = sc.metadata.annotations } }, {})
+    e:patch("StorageClass", CLASS, nil,
+      { metadata = { annotations = { [DEFAULT] = "false" } } },
+      { manager = "kubectl-annotate" })
     upgraded(e, e:upgrade {})
     t.eq(class(e).metadata.annotations[DEFAULT], "false")
     t.eq(#e:calls("kube.delete"), 1)
@@ -291,7 +290,7 @@ t.case("a 1.6.0 install without state is detected as current", function()
   t.eq(e:upgrade {}.code, 0)
   local after = e:snapshot()
   -- drop the state: detect must read 1.6.0 from the image tag
-  e.backend:delete("v1/ConfigMap", "uphook-hostpath-storage", NS)
+  e:delete("v1/ConfigMap", "uphook-hostpath-storage", NS)
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
   t.eq(r.log, {}, "detect ran, upgrade did not")
@@ -312,9 +311,9 @@ end)
 t.case("a foreign microk8s-hostpath class stops the upgrade before any change",
   function()
     local e = env("1.1.0")
-    e.backend:delete("storage.k8s.io/v1/StorageClass", CLASS)
-    e.backend:apply({ apiVersion = "storage.k8s.io/v1", kind = "StorageClass",
-      metadata = { name = CLASS }, provisioner = "rancher.io/local-path" }, {})
+    e:delete("storage.k8s.io/v1/StorageClass", CLASS)
+    e:apply({ apiVersion = "storage.k8s.io/v1", kind = "StorageClass",
+      metadata = { name = CLASS }, provisioner = "rancher.io/local-path" })
     local before = e:snapshot()
     local r = e:upgrade {}
     t.eq(r.code, 4)
@@ -325,7 +324,7 @@ t.case("a foreign microk8s-hostpath class stops the upgrade before any change",
 t.case("a class deleted by hand is created again from the parameters", function()
   local e = env("1.4.2", { state = { version = "1.4.2",
     params = { ["reclaim-policy"] = "Retain", ["default-class"] = "false" } } })
-  e.backend:delete("storage.k8s.io/v1/StorageClass", CLASS)
+  e:delete("storage.k8s.io/v1/StorageClass", CLASS)
   local vols = volumes(e)
   local sc = upgraded(e, e:upgrade {})
   t.eq(sc.reclaimPolicy, "Retain", "the saved parameter, the class being gone")
@@ -335,8 +334,10 @@ end)
 
 t.case("a user's label on the class survives its recreation", function()
   local e = env("1.1.0")
-  e.backend:apply({ apiVersion = "storage.k8s.io/v1", kind = "StorageClass",
-    metadata = { name = CLASS, labels = { team = "storage" } } }, {})
+  -- `kubectl label`
+  e:patch("StorageClass", CLASS, nil,
+    { metadata = { labels = { team = "storage" } } },
+    { manager = "kubectl-label" })
   upgraded(e, e:upgrade {})
   t.eq(class(e).metadata.labels.team, "storage")
 end)

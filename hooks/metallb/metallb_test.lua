@@ -72,7 +72,7 @@ for _, v in ipairs(FIXTURES) do
     local r = e:upgrade {}
     t.eq(r.code, 0, r.error)
     local seq = {}
-    for _, c in ipairs(r.run.calls) do
+    for _, c in ipairs(r.calls) do
       if c.name == "kube.apply" or c.name == "kube.wait"
          or c.name == "kube.rollout" then
         local a = c.args[1]
@@ -137,7 +137,7 @@ for _, v in ipairs(FIXTURES) do
     local r = e:upgrade {}
     t.eq(r.code, 0, r.error)
     -- (the "already at" line is report:info, which t.env's capture drops)
-    t.ok(r.run.noop, "nothing ran: already at 0.15.3")
+    t.ok(r.noop, "nothing ran: already at 0.15.3")
     t.eq(#e:calls("kube.apply"), 4, "only the first run applied")
     t.eq(e:snapshot(), after)
     t.eq(#e:state().history, 1)

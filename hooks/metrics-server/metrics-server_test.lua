@@ -151,7 +151,7 @@ t.case("a second run is a no-op", function()
   local after, args = e:snapshot(), e:file("args:kubelet")
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
-  t.ok(r.run.noop, "nothing ran: already at 0.8.1")
+  t.ok(r.noop, "nothing ran: already at 0.8.1")
   t.eq(e:snapshot(), after)
   t.eq(e:file("args:kubelet"), args)
   t.eq(#e:calls("service.restart"), 1)

@@ -160,6 +160,16 @@ python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); \
   || not_ok "--junit writes valid XML with the counts"
 run "$UPHOOK" test --filter "case 1" "$TMP/par"
 expect "--filter selects by name" 1 "^10 passed, 1 failed$"
+# no path: the folder it runs in (an addon repository), not hooks/
+RC=0; (cd "$TMP/par" && "$UPHOOK" test --filter "case 3" >"$OUT" 2>&1) || RC=$?
+expect "uphook test without a path tests ." 0 "^1 passed, 0 failed$" \
+  "^ok   par_test.lua: case 3"
+run "$UPHOOK" test "$TMP/no-such-dir"
+expect "uphook test of a missing path: usage error, exit 2" 2 \
+  "no such file or folder: $TMP/no-such-dir"
+run "$UPHOOK" lint "$TMP/no-such-dir"
+expect "uphook lint of a missing path: usage error, exit 2" 2 \
+  "no such file or folder: $TMP/no-such-dir"
 
 # lint lets a hook require its own modules while its file loads
 mkdir -p "$TMP/lintrepo/mod"

@@ -6,7 +6,7 @@ Sources of truth, each read from the code:
     (base_kept, string_kept, ...) and what build_env adds;
   * host/luax.c, host/yaml.c, host/json.c: the pure yaml/json functions;
   * lua/prims.lua: the broker handlers H.<family>_<name>;
-  * lua/test.lua: the uphook.test API (t.*, Env:*);
+  * lua/test.lua and lua/testlib.lua: the uphook.test API (t.*, Env:*);
   * the binary itself: a probe hook lists every global it can see.
 Any name present on one side only is a failure. The negative checks run
 the same comparison on doctored copies and require it to fail.
@@ -29,12 +29,13 @@ FILES = {
     "json": "host/json.c",
     "prims": "lua/prims.lua",
     "test": "lua/test.lua",
+    "testlib": "lua/testlib.lua",
     "stub": "docs/meta/uphook.lua",
     "stub_test": "docs/meta/uphook/test.lua",
 }
 # Broker handlers the hook cannot name: reached through the registry.
 # Exported harness functions that are the runner's, not a test's.
-TEST_INTERNAL = {"run", "main", "set_modules"}
+TEST_INTERNAL = {"run", "main", "set_modules", "take_cases"}
 
 passed = failed = 0
 
@@ -131,7 +132,7 @@ def stubs(paths):
 
 
 def test_api(paths):
-    impl = read(paths, "test")
+    impl = read(paths, "test") + "\n" + read(paths, "testlib")
     have = set(re.findall(r"^function M\.(\w+)\(", impl, re.M))
     have |= set(re.findall(r"^M\.(\w+) = ", impl, re.M))
     have -= TEST_INTERNAL

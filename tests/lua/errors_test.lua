@@ -8,9 +8,12 @@ local json = require "uphook.c.json"
 
 local function run(case, extra)
   local o = { addon = "addons/errs", cluster = "fixtures_hello.yaml" }
-  for k, v in pairs(extra or {}) do o[k] = v end
+  local setup
+  for k, v in pairs(extra or {}) do
+    if k == "setup" then setup = v else o[k] = v end
+  end
   local e = t.env(o)
-  if o.setup then o.setup(e) end
+  if setup then setup(e) end
   local r = e:upgrade { "--case", case }
   local seen
   for _, l in ipairs(r.log) do

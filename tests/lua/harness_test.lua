@@ -42,3 +42,122 @@ t.case("t.each_fault fails when the upgrade itself fails", function()
     t.each_fault(hello, { args = { "--color=pink" } })
   end, "the upgrade without a fault .*expected 0, got 2")
 end)
+
+--- Regressions of the harness's traps (issue 14, "The harness") ----------
+
+local function rollout()
+  return t.env { addon = "addons/rollout", cluster = "fixtures_hello.yaml" }
+end
+
+t.case("env:fail: an unknown key or primitive is an error naming it",
+  function()
+    local e = hello()
+    t.err(function() e:fail { on = "kube.apply", knd = "ConfigMap" } end,
+      'env:fail: unknown key "knd" %(known: after, code, error, kind,')
+    t.err(function() e:fail { on = "kube.aply" } end,
+      'env:fail: on = "kube.aply" is not a primitive faults reach')
+    t.err(function() e:fail { on = "kube.apply", times = "2" } end,
+      "times must be an integer")
+    t.eq(e:upgrade({}).code, 0, "nothing was armed")
+  end)
+
+t.case("t.env: an unknown key is an error naming it", function()
+  t.err(function()
+    t.env { addon = "addons/hello", clustr = "fixtures_hello.yaml" }
+  end, 't.env: unknown key "clustr" %(known: addon, args, cluster,')
+end)
+
+t.case("t.env{name = ...}: the addon's name when the folder is not", function()
+  local e = t.env { addon = "addons/hello", name = "greeter",
+                    cluster = "fixtures_hello.yaml" }
+  t.eq(e:upgrade({}).code, 0)
+  t.ok(e:get("ConfigMap", "uphook-greeter", "kube-system"), "its state")
+  t.eq(e:get("ConfigMap", "hello", "default").metadata.labels
+       ["addon.microk8s.io/name"], "greeter")
+end)
+
+t.case("faults can be cleared, one or all", function()
+  local e = hello()
+  local f = e:fail { on = "kube.apply", kind = "ConfigMap", times = 100 }
+  f:clear()
+  t.eq(e:upgrade({}).code, 0)
+  e = hello()
+  e:fail { on = "kube.apply", times = 100 }
+  e:fail { on = "kube.delete", times = 100 }
+  e:clear_faults()
+  t.eq(e:upgrade({}).code, 0)
+end)
+
+t.case("read faults: kube.get 403 and 500 fail the read, 404 is absent",
+  function()
+    local e = rollout()
+    e:fail { on = "kube.get", kind = "ConfigMap", name = "hello", code = 403,
+             error = "configmaps is forbidden" }
+    local r = e:upgrade {}
+    t.eq(r.code, 4)
+    t.match(r.error, "configmaps is forbidden")
+    e = rollout()
+    e:fail { on = "kube.get", kind = "ConfigMap", name = "hello", code = 404 }
+    r = e:upgrade {}
+    t.eq(r.code, 0, r.error)
+    t.ok(table.concat(r.log, "\n"):find("hello is absent", 1, true))
+    e = rollout()
+    e:fail { on = "kube.list", kind = "ConfigMap", code = 500 }
+    r = e:upgrade {}
+    t.eq(r.code, 4)
+    t.match(r.error, "injected fault in kube.list")
+  end)
+
+t.case("a 409 Conflict on apply says what the API server says", function()
+  local e = rollout()
+  local before = e:snapshot()
+  e:fail { on = "kube.apply", kind = "Deployment", code = 409 }
+  local r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, 'Operation cannot be fulfilled on deployments "web": the '
+    .. "object has been modified")
+  t.eq(e:snapshot(), before)
+end)
+
+t.case("a watch-stream error fails the rollout and rolls back", function()
+  local e = rollout()
+  local before = e:snapshot()
+  e:fail { on = "kube.watch", kind = "Deployment", code = 500,
+           error = "watch stream ended: an error on the server" }
+  local r = e:upgrade {}
+  t.eq(r.code, 1)
+  t.match(r.error, "watch stream ended")
+  t.eq(e:snapshot(), before)
+end)
+
+t.case("t.deep_equal returns false and the path instead of raising",
+  function()
+    t.eq({ t.deep_equal({ a = { b = 1 } }, { a = { b = 2 } }) },
+         { false, ".a.b" })
+    t.eq({ t.deep_equal({ 1, 2 }, { 1, 2 }) }, { true })
+    t.eq({ t.deep_equal("x", { "x" }) }, { false, "" })
+  end)
+
+t.case("a failed t.eq of two clusters names the differing paths", function()
+  local a, b = hello():snapshot(), hello():snapshot()
+  local key = next(b)
+  b[key].metadata.labels = { changed = "yes" }
+  local msg = t.err(function() t.eq(a, b) end)
+  t.ok(#msg < 1000, "bounded: " .. #msg .. " bytes")
+  t.match(msg, "1 path differs:")
+  t.match(msg, "metadata%.labels: expected {changed=\"yes\"}, got %(absent%)")
+end)
+
+t.case("a harness error's message stays in the FAIL report", function()
+  local dir = assert(require("uphook.c.sys").mkdtemp())
+  local path = dir .. "/x_test.lua"
+  assert(require("uphook.c.sys").write(path, 'local t = require "uphook.test"\n'
+    .. 't.case("bad key", function() t.env { addon = ".", clustr = "x" } end)\n'))
+  local out = {}
+  local _, np, nf = t.run({ path }, {
+    loader = function(p) assert(loadfile(p, "t"))() end,
+    out = function(s) out[#out + 1] = s end })
+  require("uphook.c.sys").rmtree(dir)
+  t.eq({ np, nf }, { 0, 1 })
+  t.match(table.concat(out), 't.env: unknown key "clustr"')
+end)

@@ -76,6 +76,7 @@ function t.deep_equal(a, b) end
 
 ---@class uphook.test.EnvOpts
 ---@field addon string the addon folder, relative to the test file (`"."` for the test's own folder) or absolute
+---@field name? string the addon's name, when the folder is not named after it
 ---@field cluster? string a YAML file of objects seeded into the mock cluster (nodes too)
 ---@field state? {version?: string, params?: table<string, string>, history?: table[]} seeds the state ConfigMap `uphook-<addon>`
 ---@field args? table<string, string> args files by service name (`{kubelet = "--cluster-dns=...\n"}`)
@@ -88,12 +89,16 @@ function t.deep_equal(a, b) end
 ---A fault for `env:fail`: it fires at a matching change, after `after`
 ---matches have gone through.
 ---@class uphook.test.Fault
----@field on "kube.apply"|"kube.delete"|"service.restart"|"config.write"|"config.remove"|"config.install"|"config.set_args"
+---@field on "kube.apply"|"kube.delete"|"kube.get"|"kube.list"|"kube.watch"|"service.restart"|"config.write"|"config.remove"|"config.install"|"config.set_args" a change, or a read (kube.get/kube.list: code 403/500 fail it, 404 makes the object absent; kube.watch: a rollout's or wait's watch)
 ---@field kind? string only objects of this kind
 ---@field name? string only this object name (the service for `service.restart`, the service of `config.set_args`)
 ---@field path? string only this `root:path` (config.write, config.remove; for config.install the path relative to its root)
 ---@field error? string the message (default `injected fault in <on>`)
----@field code? integer the API status code (default 500)
+---@field code? integer the API status code (default 500; 409 reads as the server's Conflict)
+---@field reason? string the Status reason (default: the code's, e.g. Conflict for 409)
+---@field namespace? string only objects in this namespace
+---@field times? integer fire this many times (default 1)
+---@field clear? fun(self) remove this fault
 ---@field reason? string the Status reason the hook sees in `err.reason` (default by code: 409 `Conflict`, 404 `NotFound`, 422 `Invalid`, 500 `InternalError`...)
 ---@field after? integer let this many matches succeed first
 ---@field times? integer fire at this many matches (default 1)
@@ -105,6 +110,8 @@ function t.deep_equal(a, b) end
 ---@field log string[] every line the hook logged, and errors
 ---@field plan table[] the recorded plan entries, in order, each with its `step` (lua/plan.lua lists them): `{type="kube", action=, kind=, name=, namespace=, diff=, reason=}`, `{type="file", path=, action=, diff=}`, `{type="download", ...}`, `{type="restart", service=, node=}`, `{type="step", text=}`, `{type="log", level=, text=, phase=}`, `{type="wait", text=, timeout=}`
 ---@field trace? string the hook's traceback when it raised
+---@field noop boolean nothing ran: the addon was already at the hook's version
+---@field calls {name: string, args: any[]}[] every primitive the hook called, in order
 
 ---A mock world for one hook: cluster, node files, downloads, state.
 ---@class uphook.test.Env
@@ -187,9 +194,23 @@ function Env:file(path) end
 ---@return any[][]
 function Env:calls(name) end
 
----Inject a fault in a primitive's change.
+---Inject a fault in a primitive's change or read. An unknown key or `on`
+---is an error naming it.
 ---@param f uphook.test.Fault
+---@return uphook.test.Fault the fault: `f:clear()` removes it
 function Env:fail(f) end
+
+---Remove every fault `env:fail` injected.
+function Env:clear_faults() end
+
+---The node's files (args:, bin:, state:), `root:path` -> content.
+---@return table<string, string>
+function Env:files() end
+
+---The changes the last run made, in order (what `t.each_fault` faults in
+---turn): `{on=, kind=, name=, path=}`.
+---@return {on: string, kind?: string, name?: string, path?: string}[]
+function Env:changes() end
 
 ---Make a rollout never finish: `kube.rollout` times out on the mock clock
 ---(no real time passes).
