@@ -24,17 +24,14 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import yaml
 
-from upstream_tree import ROOT, patched_tree
+from testlib import ROOT, UPHOOK, check, finish, patched_tree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-UPHOOK = os.environ.get("UPHOOK") or os.path.join(ROOT, "build", "uphook")
 BUILD = os.environ.get("BUILD") or "build"
-PASS, FAIL = [0], [0]
 
 # identifier prefixes of each library, and the pkg-config name of its headers
 LIBS = {"curl": (r"(CURL|curl_)", "libcurl", ["curl/*.h"]),
@@ -46,17 +43,6 @@ LIBS = {"curl": (r"(CURL|curl_)", "libcurl", ["curl/*.h"]),
 BASE_LIBS = ("libc.so.", "libm.so.", "libdl.so.", "libpthread.so.", "librt.so.",
              "ld-linux", "libgcc_s.so.", "libstdc++.so.")
 WORD = re.compile(r"\b[A-Za-z_][A-Za-z_0-9]*\b")
-
-
-def check(desc, cond, info=""):
-    if cond:
-        PASS[0] += 1
-        print("ok - " + desc)
-    else:
-        FAIL[0] += 1
-        print("not ok - " + desc)
-        for line in str(info).splitlines()[:20]:
-            print("#   " + line[:300])
 
 
 def strip_c(src):
@@ -204,13 +190,12 @@ def main():
     test_api()
     tmp = tempfile.mkdtemp(prefix="core22_test.")
     try:
-        src = patched_tree(tmp, check)
+        src = patched_tree(tmp)
         part = test_part(src)
         test_prime(part, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-    sys.exit(1 if FAIL[0] else 0)
+    finish()
 
 
 if __name__ == "__main__":

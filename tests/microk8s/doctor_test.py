@@ -17,32 +17,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
 
-ROOT = os.getcwd()
-UPHOOK = os.environ.get("UPHOOK") or os.path.join(ROOT, "build", "uphook")
-PASS, FAIL = [0], [0]
-
-
-def check(desc, cond, info=""):
-    if cond:
-        PASS[0] += 1
-        print("ok - " + desc)
-    else:
-        FAIL[0] += 1
-        print("not ok - " + desc)
-        for line in str(info).splitlines()[:25]:
-            print("#   " + line[:300])
-
-
-def write(path, text, mode=0o644):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-    os.chmod(path, mode)
+from testlib import UPHOOK, Fake, check, finish, write
 
 
 def repo(root, name, addons):
@@ -265,37 +242,8 @@ def test_offline(tmp):
 
 # ------------------------------------------------------------------ live
 
-class Fake:
-    def __init__(self, tmp):
-        self.dir = os.path.join(tmp, "srv")
-        os.makedirs(self.dir)
-        self.out = open(os.path.join(self.dir, "stdout"), "w+")
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(ROOT, "tests", "fakes", "apiserver.py"),
-             "--dir", self.dir, "--port", "0", "--quiet", "--node-name", "node-a"],
-            stdout=self.out, stderr=subprocess.DEVNULL)
-        self.port = None
-        for _ in range(300):
-            self.out.seek(0)
-            line = self.out.readline()
-            if line.startswith("ready "):
-                self.port = int(line.split()[1])
-                break
-            time.sleep(0.1)
-
-    def call(self, method, path, body=None):
-        req = urllib.request.Request("http://127.0.0.1:%d/_fake/%s" % (self.port, path),
-                                     data=body.encode() if body else None, method=method)
-        with urllib.request.urlopen(req, timeout=20) as r:
-            return json.loads(r.read())
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(10)
-
-
 def test_live(tmp):
-    fake = Fake(tmp)
+    fake = Fake(tmp, "--node-name", "node-a")
     if not fake.port:
         check("the fake API server started", False)
         return
@@ -352,8 +300,7 @@ def main():
         test_live(os.path.join(tmp, "live"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-    sys.exit(1 if FAIL[0] else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -21,36 +21,10 @@ import sys
 import tempfile
 import time
 
-from upstream_tree import ROOT, UPSTREAM, patched_tree
-
-UPHOOK = os.environ.get("UPHOOK") or os.path.join(ROOT, "build", "uphook")
+from testlib import FAIL, UPHOOK, UPSTREAM, Fake, check, finish, patched_tree, write
 # the snap stages the distribution's python3 with python3-click and -yaml
 SNAP_PYTHON = "/usr/bin/python3"
 ARCHS = "[amd64, arm64, armhf, s390x, ppc64le]"
-PASS, FAIL = [0], [0]
-
-
-def check(desc, cond, info=""):
-    if cond:
-        PASS[0] += 1
-        print("ok - " + desc)
-    else:
-        FAIL[0] += 1
-        print("not ok - " + desc)
-        for line in str(info).splitlines()[:20]:
-            print("#   " + line[:300])
-
-
-def finish():
-    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-    sys.exit(1 if FAIL[0] else 0)
-
-
-def write(path, text, mode=0o644):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-    os.chmod(path, mode)
 
 
 class Result:
@@ -203,43 +177,6 @@ def deployment(name, ns, image):
 
 
 # ------------------------------------------------------------ the fake API
-
-class Fake:
-    def __init__(self, tmp):
-        self.dir = os.path.join(tmp, "srv")
-        os.makedirs(self.dir)
-        self.out = open(os.path.join(self.dir, "stdout"), "w+")
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(ROOT, "tests", "fakes", "apiserver.py"),
-             "--dir", self.dir, "--port", "0", "--quiet", "--rollout-delay", "0.05"],
-            stdout=self.out, stderr=subprocess.DEVNULL)
-        self.port = None
-        for _ in range(300):
-            self.out.seek(0)
-            line = self.out.readline()
-            if line.startswith("ready "):
-                self.port = int(line.split()[1])
-                break
-            time.sleep(0.1)
-
-    def call(self, method, path, body=None):
-        import urllib.request
-        req = urllib.request.Request("http://127.0.0.1:%d/_fake/%s" % (self.port, path),
-                                     data=body.encode() if body else None, method=method)
-        with urllib.request.urlopen(req, timeout=20) as r:
-            return json.loads(r.read())
-
-    def get(self, kind, name, ns=None):
-        for o in self.call("GET", "objects")["items"]:
-            m = o["metadata"]
-            if o["kind"] == kind and m["name"] == name and m.get("namespace") == ns:
-                return o
-        return None
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(10)
-
 
 # ------------------------------------------------------------------ running
 
@@ -448,12 +385,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="upgrade_patch_test.")
     fake = None
     try:
-        src = patched_tree(tmp, check)
+        src = patched_tree(tmp)
         if FAIL[0]:
             finish()
         test_tree(src)
         snap = lay_out_snap(src, tmp)
-        fake = Fake(tmp)
+        fake = Fake(tmp, "--rollout-delay", "0.05")
         if not fake.port:
             check("the fake API server started", False)
             finish()
