@@ -29,19 +29,31 @@ M.PER_NODE = { address = true, providerID = true, hostnameOverride = true,
 
 --- Files ------------------------------------------------------------------
 
+-- A confined file operation (uphook.c.fs: nothing outside dir, no
+-- symlink out of it): its result, or nil and the refusal.
+local function confined(op, dir, rel)
+  local ok, v, err = pcall(op, dir, rel)
+  if ok then return v, err end
+  return nil, tostring(v)
+end
+
 -- Every *.yaml and *.yml below dir (relative paths, in byte order), but
--- not in fixtures/ or tests/, nor hidden.
-local function yaml_files(c, dir)
+-- not in fixtures/ or tests/, nor hidden; what cannot be read in `unread`.
+local function yaml_files(c, dir, unread)
   local out = {}
   local function walk(rel, depth)
     local names = c.sys.listdir(rel == "" and dir or (dir .. "/" .. rel)) or {}
     for _, n in ipairs(names) do
       local r = rel == "" and n or (rel .. "/" .. n)
-      local kind = n:sub(1, 1) ~= "." and c.sys.kind(dir .. "/" .. r)
-      if kind == "dir" and not M.SKIP_DIRS[n] and depth < M.MAX_DEPTH then
+      local st, err
+      if n:sub(1, 1) ~= "." then st, err = confined(c.fs.stat, dir, r) end
+      local kind = st and st.type
+      if kind == "directory" and not M.SKIP_DIRS[n] and depth < M.MAX_DEPTH then
         walk(r, depth + 1)
       elseif kind == "file" and n:find("%.ya?ml$") and #out < M.MAX_FILES then
         out[#out + 1] = r
+      elseif not st and err and n:find("%.ya?ml$") then
+        unread[#unread + 1] = r .. ": " .. err
       end
     end
   end
@@ -117,8 +129,8 @@ end
 ---@return string[] unread files that could not be read
 function M.scan(c, dir)
   local uses, provided, unread = {}, {}, {}
-  for _, f in ipairs(yaml_files(c, dir)) do
-    local text, err = c.sys.read(dir .. "/" .. f)
+  for _, f in ipairs(yaml_files(c, dir, unread)) do
+    local text, err = confined(c.fs.read, dir, f)
     if not text or #text > M.MAX_BYTES then
       unread[#unread + 1] = f .. ": " .. (err or "larger than 8 MiB")
     else
@@ -135,10 +147,8 @@ end
 local function api_problem(backend, use, provided, next_minor, cache)
   local key = use.apiVersion .. "/" .. use.kind
   if provided[key] then return nil end   -- the addon's own CRD serves it
-  if cache[key] == nil then
-    local ok, served = pcall(backend.namespaced, backend, use.apiVersion,
-      use.kind)
-    cache[key] = ok and served ~= nil
+  if cache[key] == nil then   -- nil: unknown; an API error stops the run
+    cache[key] = backend:namespaced(use.apiVersion, use.kind) ~= nil
   end
   local removal = deprecations.find(use.apiVersion, use.kind)
   if not cache[key] then
@@ -292,8 +302,7 @@ end
 ---The Kubernetes version of the cluster: its nodes' kubelets (MicroK8s
 ---runs the API server and the kubelet from one snap).
 function M.cluster(backend)
-  local ok, nodes = pcall(backend.list, backend, "v1/Node", {})
-  local cl = { nodes = ok and nodes or {}, versions = {} }
+  local cl = { nodes = backend:list("v1/Node", {}), versions = {} }
   local top
   for _, n in ipairs(cl.nodes) do
     local v = n.status and n.status.nodeInfo and n.status.nodeInfo.kubeletVersion

@@ -113,8 +113,12 @@ def layout(tmp):
         "gpu": ("gpu=25.3.0/network=25.1.0", {})})
     repo(common, "community", {
         "tmpl": ("1.0.0", {"manifests/tmpl.yaml": TEMPLATE}),
+        "escape": ("1.0.0", {}),
         "flow": ("2.0.0", {"fs.yaml": FLOWSCHEMA,
                            "upgrade.lua": hook("2.1.0", ">=2.0.0 <2.1.0")})})
+    # a symlink out of the addon's folder is not followed
+    os.symlink("/etc/passwd", os.path.join(common, "addons", "community", "addons",
+                                           "escape", "passwd.yaml"))
     return snap, common
 
 
@@ -178,6 +182,10 @@ def test_offline(tmp):
           len(pdb) == 1 and pdb[0]["kind"] == "PodDisruptionBudget"
           and pdb[0]["file"] == "manifests/tmpl.yaml" and pdb[0].get("template")
           and "fix" not in pdb[0], out)
+    esc = of(evs, "note", addon="escape")
+    check("a YAML file that is a symlink out of the addon's folder is not read, and said",
+          esc and "not read: passwd.yaml: path leaves its root" in esc[0]["message"]
+          and not of(evs, "api", addon="escape"), out)
     check("an addon's own CRD serves its custom kind: not reported",
           not of(evs, "api", addon="widgets"), out)
     fs = of(evs, "api", addon="flow")
@@ -291,6 +299,10 @@ def test_live(tmp):
               "exit %s %s %s" % (rc, res, err))
     finally:
         fake.stop()
+    rc, out, err = run(env, "--kubeconfig", os.path.join(fake.dir, "kubeconfig"),
+                       "--output", "json", "doctor")
+    check("live: an API server that does not answer is exit 4, not every API gone",
+          rc == 4 and not of(events(out), "api"), "exit %s\n%s%s" % (rc, out, err))
 
 
 def main():
