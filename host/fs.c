@@ -352,7 +352,7 @@ static int fs_tmpopen(fs_op *op, int dirfd)
   for (i = 0; i < 16; i++) {
     fs_tmpname(op);
     op->fd = openat(dirfd, op->tmp,
-                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (op->fd >= 0) {
       op->tmpdir = dirfd;
       return 0;
@@ -560,10 +560,27 @@ static int fs_remove(lua_State *L)
   return 1;
 }
 
+/* The copy in op->fd holds the bytes whose sha256 is want: what is
+ * installed is what was verified, whoever could write the source. */
+static int fs_verify_copy(fs_op *op, const char *want)
+{
+  char got[UH_SHA256_HEXLEN + 1];
+  if (lseek(op->fd, 0, SEEK_SET) != 0 || uh_sha256_fd(op->fd, got) != 0)
+    return fs_fail(op, "verify");
+  if (strcmp(got, want) != 0) {
+    errno = EBADMSG;
+    return fs_fail(op, "sha256 of the copy differs from the download's");
+  }
+  return 0;
+}
+
+/* install(src_abs, root, rel, mode, sha256?): with sha256 (lower-case
+ * hex), the copy is hashed before it replaces anything. */
 static int fs_install(lua_State *L)
 {
   const char *src = fs_checkabs(L, 1);
   mode_t mode = fs_checkmode(L, 4);
+  const char *want = luaL_optstring(L, 5, NULL);
   fs_op *op = fs_begin(L, 2, 3, "install");
   struct stat st;
 
@@ -586,7 +603,8 @@ static int fs_install(lua_State *L)
     fs_fail(op, "copy");
     return fs_error(L, op);
   }
-  if (fs_commit(op, op->dirfd, op->base, mode) != 0)
+  if ((want && fs_verify_copy(op, want) != 0) ||
+      fs_commit(op, op->dirfd, op->base, mode) != 0)
     return fs_error(L, op);
   lua_pushboolean(L, 1);
   return 1;

@@ -247,6 +247,7 @@ typedef struct xfer {
   long status;
   size_t skipped;               /* body bytes of a 3xx, dropped */
   char errbuf[CURL_ERROR_SIZE];
+  uh_netcheck net;              /* where this request may connect */
 } xfer;
 
 static size_t on_write(char *p, size_t size, size_t n, void *ud)
@@ -298,6 +299,7 @@ static uh_err xfer_once(xfer *x, const char *url, int plain, char *msg,
     return UH_EINVAL;
   }
   curl_easy_setopt(x->c, CURLOPT_ERRORBUFFER, x->errbuf);
+  uh_net_check(x->c, &x->net, url);
   curl_easy_setopt(x->c, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(x->c, CURLOPT_WRITEDATA, x);
   if (x->nobody)
@@ -314,7 +316,12 @@ static uh_err xfer_once(xfer *x, const char *url, int plain, char *msg,
   x->status = 0;
   x->skipped = 0;
   rc = curl_easy_perform(x->c);
+  uh_net_done(&x->net);
   curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &x->status);
+  if (x->net.refused[0]) {
+    snprintf(msg, msglen, "%s: %s", url, x->net.refused);
+    return UH_EDENIED;
+  }
   if (rc == CURLE_OK || (x->status >= 300 && (rc == CURLE_FILESIZE_EXCEEDED ||
       (rc == CURLE_WRITE_ERROR && x->skipped <= REDIRECT_BODY_MAX))))
     return UH_OK;               /* the caller reports the status */
@@ -504,7 +511,7 @@ static int cache_fill(lua_State *L, const opts *o, feed_fn feed)
   if ((size_t)snprintf(path, sizeof path, "%s/sha256/%s", o->cache_dir,
                        o->sha256) >= sizeof path)
     return luaL_error(L, "cache_dir too long");
-  if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+  if (uh_cache_verified(path, o->sha256, &st) == 1) {
     push_result(L, path, o->sha256, (uint64_t)st.st_size, 1);
     return 1;
   }
@@ -760,6 +767,8 @@ static int http_store(lua_State *L)
 static const luaL_Reg http_funcs[] = {
   { "allowed", uh_http_l_allowed },
   { "checksum_for", http_checksum_for },
+  { "cached", uh_http_l_cached },
+  { "connects", uh_http_l_connects },
   { "download", http_download },
   { "fetch", http_fetch },
   { "head", http_head },

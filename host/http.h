@@ -73,6 +73,33 @@ void uh_progress_update(uh_progress *p, long long total, long long now);
 /* Final state: the whole size when ok, and the bar's closing newline. */
 void uh_progress_end(uh_progress *p, int ok, unsigned long long bytes);
 
+/* Where a hook's transfer may connect (host/http_addr.c).  uh_net_check
+ * sets libcurl's open-socket callback on c for one request to url: a
+ * loopback, link-local or metadata address is refused (nc->refused says
+ * why) unless url's host is that address literally or it is the
+ * environment's proxy.  Hook transfers only. */
+typedef struct uh_netcheck {
+  char host[UH_HTTP_URLMAX + 1];
+  char refused[UH_HTTP_URLMAX + 256];
+  struct curl_slist *resolve;   /* test-only: UPHOOK_TEST_RESOLVE */
+} uh_netcheck;
+void uh_net_check(CURL *c, uh_netcheck *nc, const char *url);
+/* After the request: free what uh_net_check allocated. */
+void uh_net_done(uh_netcheck *nc);
+/* "loopback", "link-local...", ... or NULL when the address is allowed. */
+struct sockaddr;
+const char *uh_net_refused_class(const struct sockaddr *sa);
+/* Lua: http.connects() -> sockets opened, sockets refused (test counters) */
+int uh_http_l_connects(lua_State *L);
+
+/* The download cache is verified each time it is used (host/http_sum.c):
+ * 1 when path is a regular file whose sha256 is hex (st filled); 0 when
+ * it is absent, or was not and has been removed; -1 on a read error. */
+struct stat;
+int uh_cache_verified(const char *path, const char *hex, struct stat *st);
+/* Lua: http.cached(cache_dir, sha256) -> path | nil (the same check) */
+int uh_http_l_cached(lua_State *L);
+
 int luaopen_uphook_http(lua_State *L);
 
 #endif

@@ -103,8 +103,9 @@ function M.net(c, downloads)
       return body
     end,
     download = function(self, t)
-      local cached = t.cache_dir .. "/sha256/" .. t.sha256
-      if c.sys.kind(cached) == "file" then
+      -- like the live one: a cached file is used once it is hashed again
+      local cached = c.http.cached(t.cache_dir, t.sha256)
+      if cached then
         return { path = cached, sha256 = t.sha256, cached = true }
       end
       self.calls[#self.calls + 1] = t.url

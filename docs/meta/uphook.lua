@@ -259,8 +259,12 @@ function kube.wait(kind, name, namespace, opts) end
 -- net ------------------------------------------------------------------------
 
 ---Downloads. https only, unless the hook declares `net:http://<host>`; at
----most 5 redirects, each to a declared host, never to another scheme;
----proxies from the usual environment variables.
+---most 5 redirects, each to a declared host, and from https to plain http
+---only where `net:http://<that host>` is declared; a host that resolves to
+---a loopback, link-local or metadata address (127.0.0.0/8, ::1,
+---169.254.0.0/16, fe80::/10, ...) is refused unless the permission names
+---that address literally (`net:127.0.0.1:8443`); private ranges are
+---allowed; proxies from the usual environment variables.
 net = {}
 
 ---✎ Download a verified file into the sha256 cache (a rerun downloads

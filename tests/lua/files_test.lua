@@ -90,3 +90,21 @@ t.case("group-writable only when the group is the snap's", function()
   t.ok(not pcall(prims.file_mode, "args:kubelet", { group = "root" }, "0670",
     "config.write"))
 end)
+
+-- issue 15 point 12: config.install hashes the copy it is about to put
+-- in place; a cache file changed after its download is not installed
+t.case("config.install verifies what it copies from the cache", function()
+  local e = env()
+  local dir = assert(C.sys.mkdtemp())
+  assert(C.fs.write(dir, "src", "not the download", "0644"))
+  existing(e, "bin", "tool", "0755", 0)
+  local ok, err = C.fs.install(dir .. "/src", e.roots.bin, "tool", "0755",
+    C.hash.sha256(TOOL))
+  t.eq(ok, nil)
+  t.match(err, "sha256 of the copy differs")
+  t.eq(e:file("bin:tool"), "old\n")
+  t.eq(#C.sys.listdir(e.roots.bin), 1, "a temporary file was left")
+  t.eq(C.fs.install(dir .. "/src", e.roots.bin, "tool", "0755",
+    C.hash.sha256("not the download")), true)
+  C.sys.rmtree(dir)
+end)

@@ -4,8 +4,10 @@
  * name the URL and leave no file in the cache. */
 #include "unit.h"
 #include "http.h"
+#include <arpa/inet.h>
 #include <errno.h>
 #include <ftw.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -293,6 +295,30 @@ static void test_download_and_cache_hit(void)
       "assert(requests() == before, 'a cache hit made a request')");
 }
 
+/* issue 15 point 12: a cached file is hashed again each time it is used;
+ * one whose bytes changed (the cache was written behind uphook's back) is
+ * removed and downloaded again, and http.cached (the mock's check) says
+ * the same */
+static void test_cache_verified_when_used(void)
+{
+  LUA("fresh()\n"
+      "local sum = pattern_sha(1000)\n"
+      "local r = assert(http.download(dopts('/file/1000', sum)))\n"
+      "assert(http.cached(CACHE, sum) == r.path)\n"
+      "local f = assert(io.open(r.path, 'wb')); f:write('tampered'); f:close()\n"
+      "local before = requests()\n"
+      "local r2 = assert(http.download(dopts('/file/1000', sum)))\n"
+      "assert(r2.cached == false, 'the tampered file was used')\n"
+      "assert(requests() == before + 1, 'not downloaded again')\n"
+      "f = assert(io.open(r2.path, 'rb')); local s = f:read('a'); f:close()\n"
+      "assert(sha256(s) == sum)\n"
+      "f = assert(io.open(r.path, 'wb')); f:write('again'); f:close()\n"
+      "assert(http.cached(CACHE, sum) == nil)\n"
+      "assert(#files(CACHE) == 0, 'the bad file stayed')\n"
+      "local ok = pcall(http.cached, CACHE, sum:upper())\n"
+      "assert(not ok, 'upper case accepted')");
+}
+
 static void test_download_via_checksum_files(void)
 {
   LUA("fresh()\n"
@@ -367,8 +393,10 @@ static void test_plain_http_when_declared(void)
       "assert(http.download(dopts('/redirect/http', pattern_sha(100),"
       "  {http_hosts = h})))\n"
       "fresh()\n"
-      "assert(http.download(dopts('/redirect/localhost', pattern_sha(100),"
-      "  {hosts = {'127.0.0.1', 'localhost'}})))");
+      /* a declared host that is this node is not reached by its name
+       * (issue 15 point 10): test_local_addresses_refused */
+      "fails(http.download, dopts('/redirect/localhost', pattern_sha(100),"
+      "  {hosts = {'127.0.0.1', 'localhost'}}), '(loopback)')");
 }
 
 static void test_gzip_bomb_never_expands(void)
@@ -504,6 +532,115 @@ static void test_misuse_raises(void)
       "assert(not pcall(http.store, {sha256 = s, cache_dir = CACHE}))");
 }
 
+/* issue 15 point 10: which addresses a hook's transfer may not reach
+ * unless its permission names them; private ranges stay allowed */
+static int refused(const char *text)
+{
+  struct sockaddr_in in;
+  struct sockaddr_in6 in6;
+  memset(&in, 0, sizeof in);
+  memset(&in6, 0, sizeof in6);
+  if (inet_pton(AF_INET, text, &in.sin_addr) == 1) {
+    in.sin_family = AF_INET;
+    return uh_net_refused_class((struct sockaddr *)&in) != NULL;
+  }
+  CHECK(inet_pton(AF_INET6, text, &in6.sin6_addr) == 1);
+  in6.sin6_family = AF_INET6;
+  return uh_net_refused_class((struct sockaddr *)&in6) != NULL;
+}
+
+static void test_addresses_classified(void)
+{
+  static const char *const no[] = { "127.0.0.1", "127.1.2.3", "0.0.0.0",
+    "169.254.169.254", "169.254.170.2", "169.254.0.1", "100.100.100.200",
+    "::1", "::", "fe80::1", "febf::1", "::ffff:127.0.0.1",
+    "::ffff:169.254.169.254", "fd00:ec2::254", NULL };
+  static const char *const yes[] = { "10.0.0.1", "172.16.0.1", "192.168.1.1",
+    "100.64.0.1", "8.8.8.8", "128.0.0.1", "169.253.255.255", "fd00::1",
+    "fc00::1", "fec0::1", "2001:db8::1", "::ffff:10.0.0.1", NULL };
+  for (int i = 0; no[i]; i++)
+    if (!refused(no[i])) {
+      fprintf(stderr, "  %s should be refused\n", no[i]);
+      CHECK(0);
+    }
+  for (int i = 0; yes[i]; i++)
+    if (refused(yes[i])) {
+      fprintf(stderr, "  %s should be allowed\n", yes[i]);
+      CHECK(0);
+    }
+}
+
+/* issue 15 point 10, end to end: a declared name that resolves to this
+ * node is refused in libcurl's open-socket callback, before any socket
+ * exists (http.connects counts them); names pinned with the test-only
+ * UPHOOK_TEST_RESOLVE reach the metadata and link-local refusals
+ * without a DNS query; only the literal, declared address connects */
+static void test_local_addresses_refused(void)
+{
+  char pins[256];
+  const char *port;
+  lua_getglobal(L, "BASE");
+  port = strrchr(lua_tostring(L, -1), ':') + 1;
+  snprintf(pins, sizeof pins, "metadata.test:%s:169.254.169.254 "
+           "ll6.test:%s:[fe80::1]", port, port);
+  lua_pop(L, 1);
+  setenv("UPHOOK_TEST_RESOLVE", pins, 1);
+  unsetenv("https_proxy");
+  unsetenv("HTTPS_PROXY");
+  unsetenv("all_proxy");
+  unsetenv("ALL_PROXY");
+  LUA("fresh()\n"
+      "local s = pattern_sha(100)\n"
+      "local port = BASE:match(':(%d+)$')\n"
+      "local H = {['127.0.0.1'] = true, localhost = true,\n"
+      "  ['metadata.test'] = true, ['ll6.test'] = true}\n"
+      "local function o(u) local x = dopts(u, s); x.hosts = H; return x end\n"
+      "local before = requests()\n"
+      "local c0, r0 = http.connects()\n"
+      "local m = fails(http.download, o('https://localhost:' .. port\n"
+      "  .. '/file/100'), 'localhost resolves to ', ' (loopback)')\n"
+      "assert(m:find('(net:127.0.0.1)', 1, true)\n"
+      "  or m:find('(net:[::1])', 1, true), m)\n"
+      "fails(http.download, o('https://metadata.test:' .. port .. '/file/100'),\n"
+      "  'resolves to 169.254.169.254 (link-local', '(net:169.254.169.254)')\n"
+      "fails(http.download, o('https://ll6.test:' .. port .. '/x'),\n"
+      "  'resolves to fe80::1 (link-local)', '(net:[fe80::1])')\n"
+      "local c1, r1 = http.connects()\n"
+      "assert(c1 == c0 and r1 >= r0 + 3, ('%d connects, %d refusals')\n"
+      "  :format(c1 - c0, r1 - r0))\n"
+      "assert(requests() == before, 'a refused request reached the server')\n"
+      /* a redirect to a declared name of this node: the first hop (the
+       * literal 127.0.0.1 the permission names) reaches the server, the
+       * second is refused */
+      "before = requests()\n"
+      "c0, r0 = http.connects()\n"
+      "fails(http.download, o('/redirect/localhost'),\n"
+      "  'localhost resolves to ')\n"
+      "c1, r1 = http.connects()\n"
+      /* (the first hop may reuse the connection of requests()) */
+      "assert(c1 - c0 <= 1 and r1 >= r0 + 1, (c1 - c0) .. ' connects')\n"
+      "assert(requests() == before + 1)\n"
+      "assert(http.download(o('/file/100')))");
+  unsetenv("UPHOOK_TEST_RESOLVE");
+}
+
+/* issue 15 point 11: https that redirects to http is refused unless
+ * net:http://<the target> is declared (host, or host:port) */
+static void test_redirect_downgrade(void)
+{
+  LUA("fresh()\n"
+      "local s = pattern_sha(100)\n"
+      "local pp = PLAIN:match(':(%d+)$')\n"
+      "fails(http.download, dopts('/redirect/http', s), 'plain http to '\n"
+      "  .. '127.0.0.1 is not declared')\n"
+      "fails(http.download, dopts('/redirect/http', s,\n"
+      "  {http_hosts = {'127.0.0.1:1'}}), 'plain http to 127.0.0.1')\n"
+      "fails(http.download, dopts('/redirect/http', s,\n"
+      "  {hosts = {'127.0.0.1', '127.0.0.1:' .. pp}}), 'plain http')\n"
+      "assert(http.download(dopts('/redirect/http', s,\n"
+      "  {http_hosts = {'127.0.0.1:' .. pp}})))");
+}
+
 static int rm_one(const char *p, const struct stat *st, int flag,
                   struct FTW *f)
 {
@@ -525,6 +662,7 @@ int main(void)
   }
   RUN(test_checksum_for);
   RUN(test_download_and_cache_hit);
+  RUN(test_cache_verified_when_used);
   RUN(test_download_via_checksum_files);
   RUN(test_store_shares_the_cache);
   RUN(test_fetch_and_head);
@@ -534,6 +672,9 @@ int main(void)
   RUN(test_http_errors);
   RUN(test_limits);
   RUN(test_redirects_refused);
+  RUN(test_addresses_classified);
+  RUN(test_local_addresses_refused);
+  RUN(test_redirect_downgrade);
   RUN(test_bad_certificates);
   RUN(test_misuse_raises);
   lua_close(L);
