@@ -156,6 +156,8 @@ static int broker_spawn(lua_State *L)
   conf.deadline = luaL_optnumber(L, -1, uh_monotonic() + conf.timeout);
   lua_getfield(L, 1, "unconfined");
   conf.unconfined = lua_toboolean(L, -1);
+  lua_getfield(L, 1, "test");
+  conf.test = lua_toboolean(L, -1);
   conf.lim.as_bytes = conf.mem_limit * 2 + ((size_t)512 << 20);
   conf.lim.cpu_seconds = (unsigned)conf.timeout + 5;
   conf.lim.nofile = 8;
@@ -367,13 +369,18 @@ static int child_run(lua_State *L)
   if (c->dead)
     return pusherr(L, c->why[0] ? c->why : "the hook process is gone",
                    "crash");
-  lua_createtable(L, 3, 0);
+  lua_createtable(L, 4, 0);
   lua_pushliteral(L, "run");
   lua_rawseti(L, -2, 1);
   lua_pushvalue(L, 2);
   lua_rawseti(L, -2, 2);
   lua_pushvalue(L, 3);
   lua_rawseti(L, -2, 3);
+  if (lua_isnumber(L, 5)) {       /* a run's own deadline (a test case) */
+    c->deadline = lua_tonumber(L, 5);
+    lua_pushvalue(L, 5);
+    lua_rawseti(L, -2, 4);
+  }
   if (uh_rpc_send(c->wfd, L, -1, err, sizeof err) != UH_RPC_OK) {
     reap(c, 0);
     return pusherr(L, c->why[0] ? c->why : err, "crash");

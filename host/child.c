@@ -16,6 +16,7 @@
 #include "luax.h"
 #include "rpc.h"
 #include "child.h"
+#include "child_test.h"
 #include "os.h"
 #include "yaml.h"
 
@@ -96,15 +97,18 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
 static const struct uh_child_conf *g_conf;
 static int g_rfd, g_wfd;
+static double g_deadline;   /* conf's, or a run's own (a test case's) */
 
 /* Past the deadline the hook turns sticky: every instruction raises, so
  * no pcall in the hook can swallow the timeout. */
 static void deadline_hook(lua_State *L, lua_Debug *ar)
 {
   (void)ar;
-  if (uh_monotonic() < g_conf->deadline)
+  if (uh_monotonic() < g_deadline)
     return;
   lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 1);
+  if (g_conf->test)
+    luaL_error(L, "timeout: the test case ran past %d s", (int)g_conf->timeout);
   luaL_error(L, "timeout: the hook ran past --timeout (%d s)",
              (int)g_conf->timeout);
 }
@@ -343,6 +347,8 @@ static const struct uh_embedded *child_module(const char *name)
   const char *const *p;
   if (strncmp(name, "uphook.", 7))
     return uh_embedded_find(name);
+  if (g_conf->test && uh_child_test_module(name))
+    return uh_child_test_module(name);
   for (p = engine_shared; *p; p++)
     if (strcmp(name, *p) == 0)
       return uh_embedded_find(name);
@@ -377,8 +383,8 @@ static int sb_require(lua_State *L)
       return lua_error(L);
   }
   lua_pushstring(L, name);
-  lua_call(L, 1, 1);                            /* [.., module] */
-  if (lua_isnil(L, -1)) {
+  lua_call(L, 1 + (g_conf->test ? uh_child_test_args(L, name) : 0), 1);
+  if (lua_isnil(L, -1)) {                       /* [.., module] */
     lua_pop(L, 1);
     lua_pushboolean(L, 1);
   }
@@ -465,7 +471,10 @@ static void build_env(lua_State *L)
   open_pure_libs(L, env);
   lua_getfield(L, env, "string");
   lua_getfield(L, -1, "format");            /* [G, env, string, format] */
-  add_stubs(L, env, lua_gettop(L));
+  if (g_conf->test)         /* a test file asks for environments only */
+    uh_child_test_requests(L, stub_call);
+  else
+    add_stubs(L, env, lua_gettop(L));
   lua_pop(L, 2);                            /* [G, env] */
   /* the broker-side module reader, kept out of the hook's reach */
   lua_pushliteral(L, "__uphook.require");
@@ -746,6 +755,8 @@ static int load_hook(lua_State *L)
   if (luaL_loadbufferx(L, g_conf->src, g_conf->len, g_conf->chunkname, "t")
       != LUA_OK)
     return lua_error(L);
+  if (g_conf->test)
+    return uh_child_test_load(L);
   lua_call(L, 0, 1);
   if (!lua_istable(L, -1))
     return luaL_error(L, "the hook must return a table, got %s",
@@ -758,9 +769,13 @@ static int load_hook(lua_State *L)
   return 1;
 }
 
-/* {"run", phase, ctx}: call hook[phase](ctx). */
+/* {"run", phase, ctx[, deadline]}: call hook[phase](ctx), by `deadline`
+ * when one is given (a test case's own). */
 static void run_phase(lua_State *L, int msg)
 {
+  if (lua_rawgeti(L, msg, 4) == LUA_TNUMBER)
+    g_deadline = lua_tonumber(L, -1);
+  lua_pop(L, 1);
   lua_getfield(L, LUA_REGISTRYINDEX, "uphook.hook");
   lua_rawgeti(L, msg, 2);
   lua_gettable(L, -2);
@@ -840,6 +855,7 @@ static int child_main(lua_State *L)
     }
     confined = 1;
   }
+  g_deadline = g_conf->deadline;
   lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 1000);
   lua_pushcfunction(L, load_hook);
   run_protected(L, 0, "loaded");

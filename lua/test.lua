@@ -513,6 +513,15 @@ function Env:files()
   return out
 end
 
+---The services restarted on this node, in order (a2's multi-node
+---harness extends it to other nodes).
+---@return string[]
+function Env:restarts()
+  local out = {}
+  for i, r in ipairs(self.backend.restarts) do out[i] = r.service end
+  return out
+end
+
 ---The changes the last run made, in order: {on=, kind=, name=, path=}
 ---(what t.each_fault faults in turn).
 ---@return table[]
@@ -553,6 +562,7 @@ local function short_trace(tb)
     if line == "stack traceback:" then frames = true end
     if not frames or not (line:find("lua/test.lua", 1, true)
         or line:find("lua/testlib.lua", 1, true)
+        or line:find("lua/testchild.lua", 1, true)
         or line:find("[C]: in function 'xpcall'", 1, true)) then
       out[#out + 1] = line
     end
@@ -560,11 +570,138 @@ local function short_trace(tb)
   return table.concat(out, "\n    ")
 end
 
+--- Confined test files (docs/security.md, "Test files") ------------------
+--- A test file runs in a confined child like a hook's; its t.env handles
+--- name environments held here, and each method call is a request.
+
+local CASE_TIMEOUT = 600    -- real seconds a case may run (its waits are
+                            -- on the mock clock); t.run's opts.case_timeout
+local case_timeout = CASE_TIMEOUT
+
+--- The methods a test file may call on an environment.
+local ENV_METHODS = { upgrade = true, plan = true, get = true, list = true,
+  state = true, seed_state = true, args = true, file = true, files = true,
+  calls = true, changes = true, snapshot = true, stall = true,
+  unstall = true, apply = true, patch = true, delete = true,
+  clear_faults = true, restarts = true, fail = true }
+
+-- What crosses back to the child: plain data (a run's record stays here).
+local function plain_result(method, ...)
+  local r = ...
+  if (method == "upgrade" or method == "plan") and type(r) == "table" then
+    local out = tables.shallow(r)
+    out.run = nil
+    return out
+  end
+  return ...
+end
+
+-- The broker's side of a test file's requests, for one file's child.
+local function test_requests(session)
+  return function(name, args)
+    local null = C.yaml.null
+    local a, n = {}, #args
+    for i = 1, n do if args[i] ~= null then a[i] = args[i] end end
+    if name == "__test.env" then
+      local env = M.env(a[1])
+      session.envs[#session.envs + 1] = env
+      return #session.envs
+    elseif name == "__test.call" then
+      local env, method = session.envs[a[1]], a[2]
+      if not env then error("no such environment", 0) end
+      if method == "clear_fault" then
+        local f = session.faults[a[3]]
+        if f then f:clear() end
+        return
+      end
+      if not ENV_METHODS[method] or type(env[method]) ~= "function" then
+        error("env:" .. tostring(method) .. " is not a method of an "
+          .. "environment", 0)
+      end
+      if method == "fail" then
+        session.faults[#session.faults + 1] = env:fail(a[3])
+        return #session.faults
+      end
+      return plain_result(method, env[method](env, table.unpack(a, 3, n)))
+    end
+    if name == "__uphook.require" then     -- a module beside the test file
+      local mod = a[1]
+      if type(mod) ~= "string" or #mod > 128 or mod:find("^uphook%.")
+          or not mod:find("^[%w_]+[%w_.]*$") or mod:find("..", 1, true) then
+        return nil
+      end
+      local path = dirname(session.path) .. "/" .. mod:gsub("%.", "/")
+        .. ".lua"
+      local src = C.sys.kind(path) == "file" and C.sys.read(path)
+      if not src then return nil end
+      return src, "@" .. path
+    end
+    error(tostring(name) .. " is not a request a test file can make", 0)
+  end
+end
+
+-- The child of a confined test file, started (and the file loaded, its
+-- cases registered) on first use in this process: a worker forked for a
+-- file's cases starts its own.
+local function file_child(file)
+  if file.child then return file.child end
+  local child, err = C.broker.spawn { source = file.source,
+    chunkname = "@" .. file.path, test = true, timeout = case_timeout,
+    deadline = C.sys.now() + case_timeout, memory_limit = 256 << 20 }
+  if not child then return nil, err end
+  file.session = { envs = {}, faults = {}, path = file.path }
+  local ok, desc, _, trace = child:loaded(test_requests(file.session))
+  if not ok then
+    child:close()
+    return nil, tostring(desc) .. (trace and ("\n" .. trace) or "")
+  end
+  file.child, file.desc = child, desc[1]
+  return child
+end
+
+-- Load a test file in its confined child: its cases, by index.
+local function collect_confined(path)
+  current_file = path
+  local source, rerr = C.sys.read(path)
+  if not source then return nil, path .. ": " .. tostring(rerr) end
+  local file = { path = path, source = source }
+  local _, err = file_child(file)
+  if err then return nil, err end
+  local list = { serial = file.desc.serial, file = file }
+  for i, c in ipairs(file.desc.cases) do
+    list[i] = { name = c.name, skip = c.skip, index = i, file = file }
+  end
+  return list
+end
+
+local function close_child(file)
+  if file and file.child then file.child:close(); file.child = nil end
+end
+
+-- Run case c.index of a confined file: true, or false and the failure.
+local function run_confined(c)
+  local child, err = file_child(c.file)
+  if not child then return false, err end
+  local session = c.file.session
+  session.envs, session.faults = {}, {}
+  local ok, res, kind, trace = child:run("case", { index = c.index },
+    test_requests(session), C.sys.now() + case_timeout)
+  session.envs, session.faults = {}, {}
+  if ok then return true end
+  if kind ~= "error" then close_child(c.file) end   -- a crash, a timeout
+  local msg = tostring(res)
+  if trace then msg = msg .. "\n" .. trace end
+  return false, msg
+end
+
 local function run_case(c, opts)
   local r = { name = c.name }
   local t0 = opts.clock and opts.clock() or 0
   if c.skip then
     r.skipped = c.skip
+  elseif c.index then
+    local ok, e = run_confined(c)
+    r.ok, r.err = ok, (not ok) and short_trace(e) or nil
   else
     local ok, e = xpcall(c.fn, traceback)
     r.ok, r.err = ok, (not ok) and short_trace(e) or nil
@@ -612,15 +749,23 @@ local function run_parallel(list, W, opts)
   return results
 end
 
----Run test files. `opts.loader(path)` loads and runs a test file (so the
----C host can give it a fresh environment); `opts.filter` selects by name;
----`opts.jobs` > 1 spreads a file's cases over forked workers.
+---Run test files: each in a confined child (`opts.confined`, what `uphook
+---test` does), or with `opts.loader(path)`, which loads and runs it here;
+---`opts.filter` selects by name; `opts.jobs` > 1 spreads a file's cases
+---over forked workers; `opts.case_timeout` bounds a confined case (real
+---seconds, default 600).
 ---@return table results, integer passed, integer failed, integer skipped
 function M.run(files, opts)
   local results, np, nf, ns = {}, 0, 0, 0
+  case_timeout = opts.case_timeout or CASE_TIMEOUT
   local out = opts.out or io.write
   for _, path in ipairs(files) do
-    local list, lerr = collect(path, opts.loader)
+    local list, lerr
+    if opts.confined then
+      list, lerr = collect_confined(path)
+    else
+      list, lerr = collect(path, opts.loader)
+    end
     if not list then
       nf = nf + 1
       out(string.format("FAIL %s (loading)\n    %s\n", path, tostring(lerr)))
@@ -637,6 +782,7 @@ function M.run(files, opts)
     if list and list.serial then W = 1 end
     local rs
     if W > 1 then
+      close_child(list.file)      -- each worker starts its own
       rs = run_parallel(selected, W, opts)
     else
       rs = {}
@@ -655,6 +801,7 @@ function M.run(files, opts)
       end
       results[#results + 1] = r
     end
+    close_child(list and list.file)
   end
   return results, np, nf, ns
 end
@@ -724,7 +871,11 @@ function M.main(o, c)
     end
   end
   local jobs = o.jobs or c.sys.nproc()
-  local results, np, nf, ns = M.run(files, {
+  -- the project's own engine tests (tests/lua) run unconfined, with the
+  -- engine's modules: an environment variable an addon repository cannot
+  -- set for the user who runs its tests
+  local confined = c.sys.getenv("UPHOOK_TEST_UNCONFINED") ~= "1"
+  local results, np, nf, ns = M.run(files, { confined = confined,
     filter = o.filter, clock = c.sys.now, after_case = cleanup,
     jobs = jobs, sys = c.sys, json = c.json,
     before_fork = function()     -- a worker must not share the child

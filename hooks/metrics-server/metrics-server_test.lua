@@ -142,7 +142,7 @@ t.case("a stalled rollout rolls back the manifest and the kubelet args", functio
   t.eq(e:snapshot(), before)
   t.eq(e:file("args:kubelet"), KUBELET)
   -- restarted on the new args, then again on the restored ones
-  t.eq(#e.backend.restarts, 2)
+  t.eq(#e:restarts(), 2)
 end)
 
 t.case("a second run is a no-op", function()

@@ -11,7 +11,7 @@ mkdir -p "$T/addon"
 cp hooks/hostpath-storage/fixtures/cluster-1.1.0.yaml "$T/cluster.yaml"
 cat > "$T/addon/upgrade.lua" <<'LUA'
 return { version = "1.6.0", from = ">=1.0.0 <1.6.0",
-  permissions = { "kube:kube-system" }, description = "bench",
+  permissions = { "kube:kube-system", "kube:privileged" }, description = "bench",
   detect = function() return "1.1.0" end,
   upgrade = function()
     local d = kube.get("Deployment", "hostpath-provisioner", "kube-system")

@@ -160,3 +160,89 @@ t.case("a harness error's message stays in the FAIL report", function()
   t.eq({ np, nf }, { 0, 1 })
   t.match(table.concat(out), 't.env: unknown key "clustr"')
 end)
+
+--- *_test.lua files run confined (docs/security.md, "Test files") --------
+
+-- Run one test file's text the way `uphook test` does: in a confined child.
+local function confined(text, opts, files)
+  local sys = require "uphook.c.sys"
+  local dir = assert(sys.mkdtemp())
+  assert(sys.write(dir .. "/x_test.lua", text))
+  for name, body in pairs(files or {}) do
+    assert(sys.write(dir .. "/" .. name, body))
+  end
+  local out = {}
+  local o = { confined = true, out = function(s) out[#out + 1] = s end }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  local _, np, nf = t.run({ dir .. "/x_test.lua" }, o)
+  sys.rmtree(dir)
+  return np, nf, table.concat(out)
+end
+
+t.case("a confined test file has no io, os, debug or package", function()
+  for _, g in ipairs { "io", "os", "debug", "package", "dofile", "loadfile" }
+  do
+    local np, nf, out = confined('local t = require "uphook.test"\n'
+      .. 't.case("x", function() local x = ' .. g .. ' end)\n')
+    t.eq({ np, nf }, { 0, 1 }, g)
+    t.match(out, "undeclared global '" .. g .. "'")
+  end
+end)
+
+t.case("a confined test file cannot reach the engine's modules", function()
+  local np, nf, out = confined('local t = require "uphook.test"\n'
+    .. 't.case("x", function() require "uphook.engine" end)\n')
+  t.eq({ np, nf }, { 0, 1 })
+  t.match(out, "module 'uphook.engine' not found")
+end)
+
+t.case("a confined test file asks only for environments and their methods",
+  function()
+    local np, nf, out = confined('local t = require "uphook.test"\n'
+      .. 't.case("x", function()\n'
+      .. '  local e = t.env { addon = "' .. os.getenv("PWD")
+      .. '/tests/lua/addons/hello" }\n'
+      .. '  e.upgrade = nil; e.id = 1\n'
+      .. '  getmetatable(e).__index.run = nil\n'
+      .. '  return e:roots()\n'
+      .. 'end)\n')
+    t.eq({ np, nf }, { 0, 1 })
+    t.match(out, "attempt to call a nil value %(method 'roots'%)")
+  end)
+
+t.case("a confined test case that loops forever is stopped", function()
+  local np, nf, out = confined('local t = require "uphook.test"\n'
+    .. 't.case("loop", function() while true do end end)\n'
+    .. 't.case("after", function() t.eq(1, 1) end)\n', { case_timeout = 1 })
+  t.eq({ np, nf }, { 1, 1 }, "the next case still runs")
+  t.match(out, "timeout: the test case ran past 1 s")
+end)
+
+t.case("a confined test runs hooks as before: upgrade, faults, each_fault",
+  function()
+    local np, nf, out = confined('local t = require "uphook.test"\n'
+      .. 'local A = "' .. os.getenv("PWD") .. '/tests/lua/addons/hello"\n'
+      .. 'local F = "' .. os.getenv("PWD") .. '/tests/lua/fixtures_hello.yaml"\n'
+      .. 't.case("up", function()\n'
+      .. '  local e = t.env { addon = A, cluster = F }\n'
+      .. '  local r = e:upgrade { "--color=red" }\n'
+      .. '  t.eq(r.code, 0, r.error)\n'
+      .. '  t.eq(e:get("ConfigMap", "hello", "default").data.color, "red")\n'
+      .. '  t.eq(r.run, nil, "the run record stays in the broker")\n'
+      .. '  t.err(function() e:fail { on = "kube.apply", knd = "x" } end, '
+      .. '"unknown key \\"knd\\"")\n'
+      .. 'end)\n'
+      .. 't.case("sweep", function()\n'
+      .. '  t.eq(t.each_fault(function() return t.env { addon = A, '
+      .. 'cluster = F } end), 2)\n'
+      .. 'end)\n')
+    t.eq({ np, nf }, { 2, 0 }, out)
+  end)
+
+t.case("a confined test file may require its own helper modules", function()
+  local np, nf, out = confined('local t = require "uphook.test"\n'
+    .. 'local h = require "helpers"\n'
+    .. 't.case("x", function() t.eq(h.twice(2), 4) end)\n', nil,
+    { ["helpers.lua"] = "return { twice = function(x) return 2 * x end }\n" })
+  t.eq({ np, nf }, { 1, 0 }, out)
+end)

@@ -200,6 +200,10 @@ function Env:calls(name) end
 ---@return uphook.test.Fault the fault: `f:clear()` removes it
 function Env:fail(f) end
 
+---The services restarted (`service.restart`) on this node, in order.
+---@return string[]
+function Env:restarts() end
+
 ---Remove every fault `env:fail` injected.
 function Env:clear_faults() end
 
