@@ -17,6 +17,7 @@
 #include <lauxlib.h>
 
 #define AGENT_MT "uphook.agent"
+#define BATCH_MT "uphook.agent.batch"
 #define PATH_CONFIGURE "/cluster/api/v1.0/configure"
 #define TOKENS_MAX ((size_t)1 << 20)  /* a token file */
 #define CA_MAX ((size_t)1 << 20)
@@ -558,13 +559,36 @@ static void read_req(lua_State *L, agent *a, areq *reqs, size_t i)
   prepare(L, a, r);
 }
 
-static void release(areq *reqs, size_t n)
+/* The requests of one configure call, in a to-be-closed userdata: a Lua
+ * error half-way (a bad request) still wipes and frees them. */
+typedef struct batch {
+  areq *reqs;
+  size_t n;
+} batch;
+
+static int batch_close(lua_State *L)
 {
-  for (size_t i = 0; i < n; i++) {
-    uh_secret_drop(reqs[i].post, reqs[i].post_len);
-    free(reqs[i].answer);
+  batch *b = luaL_checkudata(L, 1, BATCH_MT);
+  for (size_t i = 0; b->reqs && i < b->n; i++) {
+    uh_secret_drop(b->reqs[i].post, b->reqs[i].post_len);
+    free(b->reqs[i].answer);
   }
-  free(reqs);
+  free(b->reqs);
+  b->reqs = NULL;
+  b->n = 0;
+  return 0;
+}
+
+static areq *new_batch(lua_State *L, size_t n)
+{
+  batch *b = lua_newuserdatauv(L, sizeof *b, 0);
+  memset(b, 0, sizeof *b);
+  luaL_setmetatable(L, BATCH_MT);
+  lua_toclose(L, -1);
+  if (!(b->reqs = calloc(n ? n : 1, sizeof *b->reqs)))
+    luaL_error(L, "out of memory");
+  b->n = n;
+  return b->reqs;
 }
 
 static int curl_ready(void)
@@ -587,13 +611,13 @@ static int agent_configure(lua_State *L)
   luaL_argcheck(L, n <= REQS_MAX, 2, "too many requests");
   luaL_argcheck(L, timeout > 0, 3, "timeout must be positive");
   lua_settop(L, 3);
-  if (!curl_ready() || (!a->multi && !(a->multi = curl_multi_init())) ||
-      !(reqs = calloc(n ? n : 1, sizeof *reqs)))
+  if (!curl_ready() || (!a->multi && !(a->multi = curl_multi_init())))
     return luaL_error(L, "libcurl initialisation failed");
-  hs = curl_slist_append(hs, "Content-Type: application/json");
-  hs = hs ? curl_slist_append(hs, "Expect:") : NULL;
+  reqs = new_batch(L, n);
   for (size_t i = 0; i < n; i++)
     read_req(L, a, reqs, i);
+  hs = curl_slist_append(hs, "Content-Type: application/json");
+  hs = hs ? curl_slist_append(hs, "Expect:") : NULL;
   for (size_t i = 0; i < n; i++)
     if (!reqs[i].reason && !hs)
       fail(&reqs[i], "Unreachable", "out of memory");
@@ -609,8 +633,7 @@ static int agent_configure(lua_State *L)
     push_result(L, r);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
-  release(reqs, n);
-  return 1;
+  return 1;                     /* the batch is closed on the way out */
 }
 
 static int agent_close(lua_State *L)
@@ -672,6 +695,13 @@ static const luaL_Reg agent_funcs[] = {
 
 int luaopen_uphook_agent(lua_State *L)
 {
+  if (luaL_newmetatable(L, BATCH_MT)) {
+    lua_pushcfunction(L, batch_close);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, batch_close);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
   if (luaL_newmetatable(L, AGENT_MT)) {
     luaL_setfuncs(L, agent_methods, 0);
     lua_pushvalue(L, -1);
