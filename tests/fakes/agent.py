@@ -209,12 +209,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, code, obj=None, raw=None):
         body = raw if raw is not None else json.dumps(obj).encode()
+        self.status = code
+        if getattr(self, "req", None) is not None:
+            self.log_request_line()     # before the client can read the answer
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        self.status = code
 
     def error(self, code, msg):
         self.answer(code, {"error": msg[:1].upper() + msg[1:]})
@@ -225,6 +227,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.status, self.applied, self.received = 0, [], time.time()
+        self.req = None
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n) if n else b""
         if self.path.split("?")[0] != CONFIGURE:
@@ -238,10 +241,12 @@ class Handler(BaseHTTPRequestHandler):
         services = req.get("service") or []
         fault = match_fault(self.server.snap_data, request_kind(services),
                             self.server.faults_lock)
+        self.req, self.services, self.fault = req, services, fault
         try:
             self.configure(req, services, fault)
         finally:
-            self.log_request_line(req, services, fault)
+            if self.req is not None:    # no answer was sent (a drop)
+                self.log_request_line()
 
     def configure(self, req, services, fault):
         act = fault and fault.get("action", "error")
@@ -296,7 +301,9 @@ class Handler(BaseHTTPRequestHandler):
                 return "failed to restart service %r: exit status %d" % (service, rc)
         return None
 
-    def log_request_line(self, req, services, fault):
+    def log_request_line(self):
+        services, fault = self.services, self.fault
+        self.req = None
         line = {"received": round(self.received, 6), "time": round(time.time(), 6),
                 "status": self.status,
                 "kind": request_kind(services),
