@@ -20,20 +20,9 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import agent  # noqa: E402
 from cluster_ca import make_ca, make_node  # noqa: E402
+from testlib import check, finish  # noqa: E402
 
-PASS, FAIL = [0], [0]
 TOKEN = "T0KEN" + "x" * 59
-
-
-def check(desc, cond, info=""):
-    if cond:
-        PASS[0] += 1
-        print("ok - " + desc)
-    else:
-        FAIL[0] += 1
-        print("not ok - " + desc)
-        if info:
-            print("#   " + str(info)[:400])
 
 
 def write(path, text):
@@ -217,5 +206,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-    sys.exit(1 if FAIL[0] else 0)
+    finish()

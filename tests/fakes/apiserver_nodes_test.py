@@ -17,19 +17,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 from apiserver_nodes import kubelet_config  # noqa: E402
+from testlib import check, finish  # noqa: E402
 
-PASS, FAIL = [0], [0]
 
-
-def check(desc, cond, info=""):
-    if cond:
-        PASS[0] += 1
-        print("ok - " + desc)
-    else:
-        FAIL[0] += 1
-        print("not ok - " + desc)
-        if info:
-            print("#   " + str(info)[:400])
 
 
 class Fake:
@@ -147,5 +137,4 @@ if __name__ == "__main__":
         main(tmp)
     finally:
         shutil.rmtree(tmp)
-    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-    sys.exit(1 if FAIL[0] else 0)
+    finish()

@@ -20,20 +20,7 @@ static char dir[64];
 static char addr[8][32];        /* [1] this node, [2..] the others */
 static pid_t agents[NAGENTS];
 
-static int lua_ok(const char *chunk)
-{
-  int ok;
-  if (luaL_loadstring(L, chunk) != LUA_OK || uh_host_call(L, 0, 1)) {
-    fprintf(stderr, "  %s\n", lua_tostring(L, -1));
-    lua_pop(L, 1);
-    return 0;
-  }
-  ok = lua_toboolean(L, -1);
-  if (!ok)
-    fprintf(stderr, "  chunk returned false: %.300s\n", chunk);
-  lua_pop(L, 1);
-  return ok;
-}
+#define lua_ok(chunk) unit_lua_true(L, (chunk))
 
 static int sh(const char *cmd)
 {

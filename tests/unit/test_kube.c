@@ -7,21 +7,7 @@
 
 static lua_State *L;
 
-/* Run a chunk; its results must be true (or it fails the check). */
-static int lua_ok(const char *chunk)
-{
-  int ok;
-  if (luaL_loadstring(L, chunk) != LUA_OK || uh_host_call(L, 0, 1)) {
-    fprintf(stderr, "  %s\n", lua_tostring(L, -1));
-    lua_pop(L, 1);
-    return 0;
-  }
-  ok = lua_toboolean(L, -1);
-  if (!ok)
-    fprintf(stderr, "  chunk returned false: %s\n", chunk);
-  lua_pop(L, 1);
-  return ok;
-}
+#define lua_ok(chunk) unit_lua_true(L, (chunk))
 
 static void test_connect_errors(void)
 {

@@ -40,6 +40,23 @@ static inline int unit_lua(lua_State *L, const char *chunk, const char *name)
 #define LUA_CHECK(L, chunk) do { if (!unit_lua((L), (chunk), __func__)) \
   unit_cur_failed = 1; } while (0)
 
+/* Run a chunk whose result must be true: 1, or 0 after printing its error
+ * or the chunk that returned false. */
+static inline int unit_lua_true(lua_State *L, const char *chunk)
+{
+  int ok;
+  if (luaL_loadstring(L, chunk) != LUA_OK || lua_pcall(L, 0, 1, 0)) {
+    fprintf(stderr, "  %s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 0;
+  }
+  ok = lua_toboolean(L, -1);
+  if (!ok)
+    fprintf(stderr, "  chunk returned false: %.300s\n", chunk);
+  lua_pop(L, 1);
+  return ok;
+}
+
 /* A Lua helper for test chunks: err(fn, text) asserts that fn raises an
  * error containing text and returns the message. */
 #define UNIT_LUA_ERR \
