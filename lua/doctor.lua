@@ -175,9 +175,10 @@ local function bundled_uses(c, ctx, key, use)
 end
 
 -- What fixes an addon's use of a gone API: the snap's copy, when it no
--- longer uses it (`microk8s addons repo update`), and the upgrade hook
--- (the clone's, or the copy's once updated), which migrates what the
--- addon installed. Returns the commands and the hook's version.
+-- longer uses it (`microk8s addons repo update`), and, for an addon that
+-- is enabled, the upgrade hook (the clone's, or the copy's once updated),
+-- which migrates what the addon installed. Returns the commands and the
+-- hook's version.
 local function api_fix(c, ctx, a, row, use)
   local key = a.repo .. "/" .. a.name
   local steps, hook = {}, row and row.target
@@ -185,6 +186,7 @@ local function api_fix(c, ctx, a, row, use)
     steps[#steps + 1] = "microk8s addons repo update " .. a.repo
     hook = ctx.bundled_hook[key] or hook
   end
+  if row and row.enabled == false then hook = nil end
   if hook then
     steps[#steps + 1] = string.format("microk8s upgrade %s/%s", a.repo, a.name)
   end
@@ -207,7 +209,8 @@ function M.apis(c, addons, rows, backend, cluster, ctx, notes)
           apiVersion = u.apiVersion, kind = u.kind, problem = p.problem,
           removed_in = p.removal and p.removal.removed,
           use = p.removal and p.removal.use, template = u.template,
-          fix = fix, hook_version = hook }
+          enabled = rows[i] and rows[i].enabled, fix = fix,
+          hook_version = hook }
       end
     end
     for _, f in ipairs(unread) do
@@ -374,7 +377,7 @@ local function addon_events(rows)
   for _, r in ipairs(rows) do
     local e = { event = "addon" }
     for k, v in pairs(r) do e[k] = v end
-    if r.upgradable then
+    if r.upgradable and r.enabled ~= false then
       e.fix = string.format("microk8s upgrade %s/%s", r.repo, r.name)
     end
     out[#out + 1] = e
@@ -392,6 +395,9 @@ local function api_lines(w, events)
     if e.fix then
       w("      fix: %s%s\n", e.fix, e.hook_version
         and (" (its hook installs " .. e.hook_version .. ")") or "")
+    elseif e.enabled == false then
+      w("      not enabled: its enable fails until its repository moves it%s\n",
+        e.use and (" to " .. e.use) or "")
     else
       w("      no upgrade hook: the addon's repository has to move it%s\n",
         e.use and (" to " .. e.use) or "")

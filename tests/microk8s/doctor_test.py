@@ -207,6 +207,10 @@ def test_offline(tmp):
     check("the community clone, which the snap does not carry, is not stale",
           not of(evs, "stale_clone", repo="community"), out)
     dns = of(evs, "addon", name="dns")
+    fl = of(evs, "addon", name="flow")
+    check("per addon: the upgrade command for an enabled, upgradable addon only",
+          fl and fl[0].get("fix") == "microk8s upgrade community/flow"
+          and not of(evs, "addon", name="tmpl")[0].get("fix"), fl)
     check("per addon: both versions when the hook's differs from addons.yaml's",
           dns and dns[0].get("target") == "1.10.1"
           and dns[0].get("addons_yaml_version") == "1.13.1" and dns[0].get("hook") is True
@@ -223,7 +227,8 @@ def test_offline(tmp):
           "use networking.k8s.io/v1)" in text
           and "fix: microk8s addons repo update core, then microk8s upgrade core/ingress "
           "(its hook installs 1.1.0)" in text
-          and "no upgrade hook: the addon's repository has to move it to policy/v1" in text
+          and "not enabled: its enable fails until its repository moves it to "
+          "policy/v1" in text
           and "API versions the next minor removes:\n  community/flow  fs.yaml" in text
           and "dns: the snap's copy addons.yaml 1.14.0, hook 1.14.3; the clone "
           "addons.yaml 1.13.1, hook 1.10.1" in text
