@@ -66,8 +66,9 @@ static const struct {
 const char *const uh_child_rpc_prims[] = {
   "addon.read", "config.args", "config.install", "config.read",
   "config.remove", "config.set_args", "config.write", "hash.file",
-  "kube.apply", "kube.delete", "kube.get", "kube.list", "kube.rollout",
-  "kube.wait", "log.info", "log.step", "log.warn", "net.download",
+  "kube.apply", "kube.delete", "kube.get", "kube.list", "kube.prune",
+  "kube.rollout", "kube.wait", "log.info", "log.step", "log.warn",
+  "net.download",
   "net.fetch", "nodes.list", "nodes.this", "service.restart",
   "__uphook.sleep", NULL
 };

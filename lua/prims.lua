@@ -17,7 +17,8 @@ local fieldset = require "uphook.fieldset"
 local M = {}
 
 local MUTATING = {
-  ["kube.apply"] = true, ["kube.delete"] = true, ["net.download"] = true,
+  ["kube.apply"] = true, ["kube.delete"] = true, ["kube.prune"] = true,
+  ["net.download"] = true,
   ["config.write"] = true, ["config.remove"] = true,
   ["config.install"] = true, ["config.set_args"] = true,
   ["service.restart"] = true,
@@ -273,6 +274,8 @@ function H.kube_apply(run, objs, opts)
       if upgraded and action == "unchanged" then action = "configured" end
       rollback.changed(run)
     end
+    run.applied[pkey(obj.kind, key.name, stored and stored.metadata
+      and stored.metadata.namespace or key.namespace)] = true
     -- a re-created object shows what changed since it was deleted
     local before = prior or (action == "created" and run.deleted[pk])
     plan.kube(run, action, key, before or nil, stored)
@@ -324,29 +327,114 @@ end
 ---@param namespace string|nil
 ---@param opts table|nil {allow_data_loss=}
 ---@return boolean deleted false when it was already absent
+--- Delete an object the caller read: the data-loss guard, the
+--- permission, the journal (or, under plan, the record), the plan entry.
+--- kube.delete and kube.prune both come here.
+local function delete_object(run, prior, allow_data_loss, verb, reason)
+  local short, md = prior.kind, prior.metadata
+  if DATA_LOSS_KINDS[short] and allow_data_loss ~= true then
+    error(string.format("%s refuses %s %s: it can lose data; pass "
+      .. "{allow_data_loss = true} if the upgrade really needs it", verb,
+      short, kinds.objname(prior)), 0)
+  end
+  need_kube(run, prior, verb)
+  local key = ref(prior)
+  local pk = pkey(prior.kind, md.name, md.namespace)
+  run.deleted[pk] = prior
+  if run.plan then
+    run.planned[pk] = false
+  else
+    rollback.record(run, { op = "kube", ref = key, prior = prior })
+    run.backend:delete(kinds.gvk(prior), md.name, md.namespace)
+    rollback.changed(run)
+  end
+  plan.kube(run, "deleted", key, prior, nil, allow_data_loss, reason)
+  return key
+end
+
 function H.kube_delete(run, kind, name, namespace, opts)
   check_ref(kind, name, namespace, "delete")
   opts = checkopts(opts, { allow_data_loss = true }, 4, "delete")
   local prior = H.kube_get(run, kind, name, namespace)
   if not prior then return false end
-  local short = prior.kind
-  if DATA_LOSS_KINDS[short] and opts.allow_data_loss ~= true then
-    error(string.format("kube.delete refuses %s %s: it can lose data; pass "
-      .. "{allow_data_loss = true} if the upgrade really needs it", short,
-      kinds.objname(prior)), 0)
-  end
-  need_kube(run, prior, "kube.delete")
-  local key = ref(prior)
-  run.deleted[pkey(prior.kind, name, namespace)] = prior
-  if run.plan then
-    run.planned[pkey(prior.kind, name, namespace)] = false
-  else
-    rollback.record(run, { op = "kube", ref = key, prior = prior })
-    run.backend:delete(kinds.gvk(prior), name, namespace)
-    rollback.changed(run)
-  end
-  plan.kube(run, "deleted", key, prior, nil, opts.allow_data_loss)
+  delete_object(run, prior, opts.allow_data_loss, "kube.delete")
   return true
+end
+
+--- kube.prune's options, checked: the kinds, the label selector (default:
+--- the addon's label), the refs to keep.
+local function prune_opts(run, opts)
+  checktype(opts, "table", 1, "prune")
+  opts = checkopts(opts, { kinds = true, labels = true, namespace = true,
+    keep = true, allow_data_loss = true }, 1, "prune")
+  checktype(opts.kinds, "table", 1, "prune")
+  if #opts.kinds == 0 or #opts.kinds > 64 then
+    argerr(1, "prune", "kinds must list 1 to 64 kinds")
+  end
+  for i, k in ipairs(opts.kinds) do
+    if type(k) ~= "string" or k == "" then
+      argerr(1, "prune", "kinds[" .. i .. "] must be a kind such as "
+        .. "\"Deployment\" or \"apps/v1/Deployment\"")
+    end
+  end
+  checktype(opts.namespace, "string", 1, "prune", true)
+  if opts.namespace then names.check_namespace(opts.namespace, "kube.prune") end
+  checktype(opts.labels, "table", 1, "prune", true)
+  local labels = opts.labels or { ["addon.microk8s.io/name"] = run.addon }
+  if next(labels) == nil then
+    argerr(1, "prune", "labels must select something (an empty selector "
+      .. "would match every object)")
+  end
+  for k, v in pairs(labels) do
+    if type(k) ~= "string" or type(v) ~= "string" then
+      argerr(1, "prune", "labels must map strings to strings")
+    end
+  end
+  checktype(opts.keep, "table", 1, "prune", true)
+  local keep = {}
+  for i, o in ipairs(opts.keep or {}) do
+    local md = type(o) == "table" and (o.metadata or o)
+    if type(md) ~= "table" or type(o.kind) ~= "string"
+       or type(md.name) ~= "string" then
+      argerr(1, "prune", "keep[" .. i .. "] must be an object or {kind=, "
+        .. "name=, namespace=}")
+    end
+    keep[pkey(o.kind, md.name, md.namespace)] = true
+  end
+  return opts, labels, keep
+end
+
+--- Delete what the addon's new version no longer ships: every object of
+--- `kinds` that the selector matches and that this run did not apply.
+function H.kube_prune(run, opts)
+  local labels, keep
+  opts, labels, keep = prune_opts(run, opts)
+  local reason = string.format("no longer in %s %s", run.addon, run.to)
+  local deleted = {}
+  for _, kind in ipairs(opts.kinds) do
+    local ok, found = pcall(run.backend.list, run.backend, kind,
+      { namespace = opts.namespace, labels = labels })
+    if not ok then
+      -- a kind the cluster does not serve (its CRD is gone) has nothing
+      if not (type(found) == "table" and found.code == 404) then
+        error(found, 0)
+      end
+      found = {}
+    end
+    table.sort(found, function(a, b)
+      return kinds.objname(a) < kinds.objname(b)
+    end)
+    for _, o in ipairs(found) do
+      local md = o.metadata
+      local pk = pkey(o.kind, md.name, md.namespace)
+      if not (run.applied[pk] or keep[pk] or run.planned[pk] == false
+              or host_owned(o.kind, md.name, md.namespace)) then
+        deleted[#deleted + 1] = delete_object(run, o, opts.allow_data_loss,
+          "kube.prune", reason)
+      end
+    end
+  end
+  return deleted
 end
 
 --- Rollout rules, as kubectl's `rollout status` has them.

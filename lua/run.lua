@@ -65,6 +65,8 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field records table[] the journal records of this run, in order
 ---@field calls? {name: string, args: table}[] the primitives called (uphook test only, bounded: lua/prims.lua)
 ---@field planned table<string, table|false> under plan: objects deleted (false) or recreated
+---@field applied table<string, true> the objects this run applied, by plan key (kube.prune keeps them)
+---@field redact_key? string the run's key for Secret redactions (lua/redact.lua), drawn on first use
 ---@field deleted table<string, table> objects deleted, by plan key
 ---@field changed boolean a journaled change happened: exit 1 from now on
 ---@field nchanges? integer the number of changes made
@@ -140,7 +142,7 @@ function M.new(o)
     clock_wall = o.clock_wall, pid = o.pid, crash_after = o.crash_after,
     phase = o.phase or "load", perms = o.perms or {},
     entries = {}, records = {}, calls = o.record_calls and {} or nil,
-    planned = {}, deleted = {},
+    planned = {}, deleted = {}, applied = {},
     changed = false }, Run)
   run.deadline = c.sys.now() + (o.timeout or 900)
   return run

@@ -96,6 +96,13 @@
 ---@class uphook.DeleteOpts
 ---@field allow_data_loss? boolean needed to delete a PersistentVolume, PersistentVolumeClaim, Namespace or CustomResourceDefinition; `plan` lists such deletions under DATA LOSS
 
+---@class uphook.PruneOpts
+---@field kinds string[] the kinds to look at: `Kind` or `group/version/Kind` (1 to 64)
+---@field labels? table<string, string> the selector (default `{["addon.microk8s.io/name"] = <addon>}`); every pair must match
+---@field namespace? string only this namespace (default: every namespace, each object needing its permission)
+---@field keep? ({kind: string, name: string, namespace?: string}|uphook.Object)[] objects to keep although this run did not apply them
+---@field allow_data_loss? boolean needed to prune a PersistentVolume, PersistentVolumeClaim, Namespace or CustomResourceDefinition; listed under DATA LOSS
+
 ---@class uphook.RolloutOpts
 ---@field timeout? number seconds (default 300, never past `--timeout`)
 
@@ -234,6 +241,35 @@ function kube.list(kind, opts) end
 ---@param opts? uphook.DeleteOpts
 ---@return boolean deleted false when it was already absent
 function kube.delete(kind, name, namespace, opts) end
+
+---✎ Delete what the new version no longer ships, as Helm deletes what a
+---release dropped: every object of `opts.kinds` that carries the label
+---`addon.microk8s.io/name=<addon>` (or matches `opts.labels`) and that
+---this run did not apply. Call it last in `upgrade`, after every
+---`kube.apply` of the version's objects:
+---
+---```lua
+---kube.apply(manifest.load("storage.yaml", vars))
+---kube.prune { kinds = { "Deployment", "ConfigMap", "ServiceAccount",
+---  "rbac.authorization.k8s.io/v1/ClusterRole",
+---  "rbac.authorization.k8s.io/v1/ClusterRoleBinding" } }
+---```
+---
+---Each delete is an ordinary `kube.delete`: it needs the permission of
+---its namespace (`kube:cluster` for cluster-scoped kinds; an object in a
+---namespace the hook did not declare stops the run), the data-loss kinds
+---(PersistentVolume, PersistentVolumeClaim, Namespace,
+---CustomResourceDefinition) need `opts.allow_data_loss`, it is journaled
+---(a rollback recreates it) and the plan lists it as `- Kind ns/name
+---(deleted): no longer in <addon> <version>`. Only the kinds listed are
+---looked at (never "every kind"); a kind the cluster does not serve has
+---nothing to prune. uphook's state ConfigMap and Lease are never pruned.
+---Objects made by `enable` before uphook carry no uphook label: select
+---them with `labels` (the addon's own labels, such as `{["k8s-app"] =
+---"kube-dns"}`), and name any that must stay in `keep`.
+---@param opts uphook.PruneOpts
+---@return {kind: string, name: string, namespace?: string}[] deleted what was deleted (under plan: would be)
+function kube.prune(opts) end
 
 ---Wait until a Deployment, DaemonSet or StatefulSet finished rolling out
 ---(observedGeneration caught up, every replica updated and available), as

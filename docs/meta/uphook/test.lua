@@ -89,7 +89,7 @@ function t.deep_equal(a, b) end
 ---A fault for `env:fail`: it fires at a matching change, after `after`
 ---matches have gone through.
 ---@class uphook.test.Fault
----@field on "kube.apply"|"kube.delete"|"kube.get"|"kube.list"|"kube.watch"|"service.restart"|"config.write"|"config.remove"|"config.install"|"config.set_args" a change, or a read (kube.get/kube.list: code 403/500 fail it, 404 makes the object absent; kube.watch: a rollout's or wait's watch)
+---@field on "kube.apply"|"kube.delete"|"kube.get"|"kube.list"|"kube.watch"|"service.restart"|"config.write"|"config.remove"|"config.install"|"config.set_args" a change, or a read (kube.get/kube.list: code 403/500 fail it, 404 makes the object absent; kube.watch: a rollout's or wait's watch; kube.delete also fires at kube.prune's deletes)
 ---@field kind? string only objects of this kind
 ---@field name? string only this object name (the service for `service.restart`, the service of `config.set_args`)
 ---@field path? string only this `root:path` (config.write, config.remove; for config.install the path relative to its root)
