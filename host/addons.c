@@ -512,6 +512,23 @@ static int dir_name(const char *dir, char *out, size_t outlen)
   return 0;
 }
 
+/* The repository's name: its folder's, after resolving "." and ".."
+ * (`--addons .` from inside a repository). */
+static int repo_name(const char *dir, char *out, size_t outlen)
+{
+  char *real;
+  int rc;
+  if (dir_name(dir, out, outlen) == 0 && strcmp(out, ".")
+      && strcmp(out, "..") && strcmp(out, "/"))
+    return 0;
+  real = realpath(dir, NULL);
+  if (!real)
+    return -1;
+  rc = dir_name(real, out, outlen);
+  free(real);
+  return rc;
+}
+
 struct uh_repos *uh_repos_load(const char *const *extra_dirs, int n,
                                const char *snap_common, char *err,
                                size_t errlen)
@@ -526,7 +543,7 @@ struct uh_repos *uh_repos_load(const char *const *extra_dirs, int n,
       SETERR("--addons: empty folder name");
       goto fail;
     }
-    if (dir_name(extra_dirs[i], name, sizeof name)) {
+    if (repo_name(extra_dirs[i], name, sizeof name)) {
       SETERR("%s: not a usable repository name", extra_dirs[i]);
       goto fail;
     }

@@ -117,6 +117,12 @@ refute "the folded descriptions are not printed" 'long words'
 U plan show --full >"$OUT" 2>&1; RC=$?
 expect "--full shows the schema changes" 0 'openAPIV3Schema\.description: "old long words" -> "new long words"'
 
+# --addons . from inside the repository, and .. from one of its folders
+(cd "$R" && "$UPHOOK" --addons . --offline "$TMP/cluster.yaml" plan show) >"$OUT" 2>&1; RC=$?
+(cd "$R/addons" && "$UPHOOK" --addons .. --offline "$TMP/cluster.yaml" plan repo/show) >>"$OUT" 2>&1 || RC=$?
+expect "--addons . and --addons .. name the repository by its folder" 0 '^Plan for show' \
+  '^  show 1\.1\.0: a hook'
+
 # JSON: raw strings, JSON values, redactions
 U --output json plan show >"$OUT" 2>&1; RC=$?
 python3 - "$OUT" >"$TMP/json.check" 2>&1 <<'PY'
