@@ -79,10 +79,12 @@ local function default_findings(info, child, out)
   end
 end
 
+local esc = require("uphook.escape").text   -- hook text, as in plans
+
 local function describe(info)
-  return (info.description and ("    " .. info.description .. "\n") or "")
-    .. "    permissions: " .. (#info.permissions > 0
-    and table.concat(info.permissions, ", ") or "none") .. "\n"
+  return (info.description and ("    " .. esc(info.description) .. "\n")
+    or "") .. "    permissions: " .. (#info.permissions > 0
+    and esc(table.concat(info.permissions, ", ")) or "none") .. "\n"
 end
 
 function M.main(o, c, report)
@@ -102,7 +104,7 @@ function M.main(o, c, report)
       limits)
     if not info then
       bad = bad + 1
-      io.stdout:write(string.format("%s: error: %s\n", f, err))
+      io.stdout:write(string.format("%s: error: %s\n", f, esc(err)))
     else
       info.name = name
       local fs = findings(info)
@@ -110,11 +112,11 @@ function M.main(o, c, report)
       child:close()
       bad = bad + #fs
       for _, w in ipairs(fs) do
-        io.stdout:write(string.format("%s: warning: %s\n", f, w))
+        io.stdout:write(string.format("%s: warning: %s\n", f, esc(w)))
       end
       if #fs == 0 and o.verbosity >= 0 then
         io.stdout:write(string.format("%s: ok (%s, from %s)\n", f,
-          info.version, info.from))
+          esc(info.version), esc(info.from)))
       end
       if o.verbosity >= 0 then io.stdout:write(describe(info)) end
     end

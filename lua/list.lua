@@ -100,16 +100,17 @@ function M.main(o, c, report)
     for _, r in ipairs(rows) do io.stdout:write(c.json.encode(r), "\n") end
     return 0
   end
+  local esc = require("uphook.escape").text   -- hook text, as in plans
   local fmt = "%-14s %-22s %-8s %-10s %-10s %s\n"
   io.stdout:write(string.format(fmt, "REPO", "ADDON", "ENABLED",
     "INSTALLED", "HOOK", "UPGRADE"))
   for _, r in ipairs(rows) do
-    io.stdout:write(string.format(fmt, r.repo, r.name,
+    io.stdout:write(string.format(fmt, esc(r.repo), esc(r.name),
       r.enabled == nil and "?" or (r.enabled and "yes" or "no"),
-      r.installed and (r.installed .. (r.detected and "*" or "")) or "-",
-      r.target or (r.hook and "error" or "none"),
-      r.upgradable and ("yes -> " .. r.target) or "no"))
-    if r.error then io.stderr:write("  ", r.error, "\n") end
+      r.installed and (esc(r.installed) .. (r.detected and "*" or "")) or "-",
+      esc(r.target or (r.hook and "error" or "none")),
+      r.upgradable and ("yes -> " .. esc(r.target)) or "no"))
+    if r.error then io.stderr:write("  ", esc(r.error), "\n") end
   end
   io.stdout:write("(* installed version found by the hook's detect: no uphook "
     .. "state yet)\n")

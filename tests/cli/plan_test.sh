@@ -15,10 +15,13 @@ return {
   version = "1.1.0", from = "1.0.0",
   description = "show 1.1.0: a hook whose plan shows everything",
   permissions = { "kube:default", "kube:cluster" },
-  params = { big = { default = "0" } },
+  params = { big = { default = "0" }, fail = { default = "0" } },
   detect = function() return "1.0.0" end,
   check = function(ctx) log.warn("check warning " .. ESC .. "[31mred") end,
   upgrade = function(ctx)
+    if ctx.params.fail == "1" then
+      error("boom " .. ESC .. "[2J\nuphook: forged line", 0)
+    end
     log.step("config")
     log.info("keeping the Corefile's other lines")
     kube.apply { apiVersion = "v1", kind = "ConfigMap",
@@ -163,6 +166,17 @@ if [ $RC -eq 0 ] && [ ! -s "$TMP/q.out" ] && grep -q 'upgrade warning' "$TMP/q.e
    && ! grep -q 'config\|Upgraded' "$TMP/q.err"; then
   ok "-q: nothing on stdout, only the warnings on stderr"
 else not_ok "-q: nothing on stdout, only the warnings on stderr (rc=$RC)"; fi
+
+# an error message, and lint's output, escape the hook's text too
+U --state-dir "$TMP/st4" upgrade show --fail 1 >"$OUT" 2>&1; RC=$?
+expect "a hook's error message is escaped: no forged line" 4 \
+  'upgrade failed: boom \\x1b\[2J\\nuphook: forged line'
+refute "no raw escape byte in the error output" "$(printf '\033')|^uphook: forged"
+sed 's/description = "show/description = "show\\027[31m/' "$A/upgrade.lua" > "$TMP/lint-upgrade.lua"
+mkdir -p "$TMP/lintrepo/show" && cp "$TMP/lint-upgrade.lua" "$TMP/lintrepo/show/upgrade.lua"
+"$UPHOOK" lint "$TMP/lintrepo" >"$OUT" 2>&1; RC=$?
+expect "lint shows the description escaped" 0 '^    show\\x1b\[31m'
+refute "no raw escape byte in lint's output" "$(printf '\033')"
 
 # one 2 MiB config.write under plan: bounded time and memory
 S3="$TMP/st3"; mkdir -p "$S3/addons/show"
