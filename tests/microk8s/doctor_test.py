@@ -305,7 +305,7 @@ def test_live(tmp):
     finally:
         fake.stop()
     rc, out, err = run(env, "--kubeconfig", os.path.join(fake.dir, "kubeconfig"),
-                       "--output", "json", "doctor")
+                       "--timeout", "2", "--output", "json", "doctor")
     check("live: an API server that does not answer is exit 4, not every API gone",
           rc == 4 and not of(events(out), "api"), "exit %s\n%s%s" % (rc, out, err))
 
