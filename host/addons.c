@@ -88,11 +88,13 @@ static int read_file(const char *path, char **buf, size_t *len, char *err,
 {
   struct stat st;
   size_t got = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* non-blocking: a FIFO addons.yaml opens at once and is refused */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0 && errno == ENOENT) return 1;
   if (fd < 0) { SETERR("%s: %s", path, strerror(errno)); return -1; }
   if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-    SETERR("%s: not a regular file", path);
+    SETERR("%s: not a regular file (a FIFO, device or socket is refused)",
+           path);
     close(fd);
     return -1;
   }

@@ -168,6 +168,7 @@ typedef struct fs_op {
   int err;               /* errno of the failure */
   int refuse;            /* EXDEV or ELOOP: raise instead of returning */
   int rootfd, dirfd, fd, srcfd, destfd;
+  int pinfd;             /* the root's held descriptor (fs.pin), or -1 */
   int tmpdir;            /* dirfd holding tmp (not owned) */
   char tmp[32];          /* live temporary name, "" when none */
   char dir[PATH_MAX];    /* rel without its last component, or "." */
@@ -212,6 +213,7 @@ static fs_op *fs_begin(lua_State *L, int iroot, int irel, const char *verb)
   op->rootfd = op->dirfd = op->fd = op->srcfd = op->destfd = -1;
   op->tmpdir = -1;
   op->tmp[0] = '\0';
+  op->pinfd = uh_fs_pinned(L, root);
   op->root = root;
   op->rel = rel;
   op->verb = verb;
@@ -266,7 +268,8 @@ static int fs_open(fs_op *op, const char *rel, int flags)
 
 static int fs_root(fs_op *op)
 {
-  op->rootfd = open(op->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  op->rootfd = op->pinfd >= 0 ? fcntl(op->pinfd, F_DUPFD_CLOEXEC, 0)
+               : open(op->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
   return op->rootfd < 0 ? fs_fail(op, "open root") : 0;
 }
 
@@ -768,6 +771,7 @@ static const luaL_Reg fs_funcs[] = {
   {"usage", uh_fs_l_usage},
   {"hash", fs_hash},
   {"install", fs_install},
+  {"pin", uh_fs_l_pin},
   {"read", fs_read},
   {"remove", fs_remove},
   {"stat", fs_stat},

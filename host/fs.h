@@ -17,6 +17,12 @@
  * set it to exercise the fallback). */
 extern int uh_fs_walk_only;
 
+/* fs.pin(path) (host/fs_pin.c): resolve a root folder once and hold its
+ * descriptor; uh_fs_pinned gives it for a root path fs.pin returned, or
+ * -1.  Every fs.* call on a pinned root resolves beneath the descriptor. */
+int uh_fs_l_pin(lua_State *L);
+int uh_fs_pinned(lua_State *L, const char *root);
+
 /* Push the name of group gid, or nil when it has none (host/fs_usage.c). */
 void uh_fs_push_group(lua_State *L, gid_t gid);
 

@@ -111,13 +111,20 @@ static int sys_read(lua_State *L)
   const char *path = luaL_checkstring(L, 1);
   luaL_Buffer b;
   struct stat st;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* non-blocking: a FIFO (or a device) opens at once and is refused */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   ssize_t n;
   if (fd < 0)
     return errno == ENOENT ? (luaL_pushfail(L), 1) : fail(L, "open", path);
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
       || (size_t)st.st_size > MAX_READ) {
     close(fd);
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      luaL_pushfail(L);
+      lua_pushfstring(L, "%s: not a regular file (a FIFO, device or "
+                      "socket is refused)", path);
+      return 2;
+    }
     errno = S_ISDIR(st.st_mode) ? EISDIR : EFBIG;
     return fail(L, "read", path);
   }

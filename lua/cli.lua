@@ -30,7 +30,10 @@ end
 
 --- Where this run keeps its files.
 local function layout(o, c, addon)
-  addon.dir = must(c.sys.realpath(addon.dir))
+  -- resolved once (symlinks followed this one time) and held as a
+  -- descriptor: every addon: read of the run resolves beneath it
+  -- (docs/security.md)
+  addon.dir = must(c.fs.pin(addon.dir))
   local dir = o.state_dir
   if not dir and o.offline then
     -- a throwaway world: M.main removes it when the command ends
@@ -154,8 +157,11 @@ end
 local function upgrade(o, c, report)
   local addon = o.addon
   if o.help then return addon_help(o, c, report) end
-  local source = must(c.sys.read(addon.hook))
   local L = layout(o, c, addon)
+  -- the hook through the held folder too (it was read by path before)
+  local hook_rel = addon.hook:match("([^/]+)$")
+  local source = must(c.fs.read(addon.dir, hook_rel), addon.hook
+    .. ": no such file")
   -- the lock first: a journal is only "left behind" when no upgrade of
   -- ours is running
   local lock, lerr = node_lock(o, c, o.command, L)

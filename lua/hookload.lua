@@ -27,7 +27,12 @@ end
 ---@return table|nil info, string|nil err, table|nil child
 function M.load(c, path, name, keep, limits)
   limits = limits or { timeout = 10, deadline = c.sys.now() + 10 }
-  local src, err = c.sys.read(path)
+  -- the folder resolved once and held; the hook and its modules are read
+  -- beneath it (docs/security.md)
+  local dir, perr = c.fs.pin(path:match("^(.*)/[^/]*$") or ".")
+  if not dir then return nil, perr end
+  local ok_read, src, err = pcall(c.fs.read, dir, path:match("([^/]*)$"))
+  if not ok_read then return nil, tostring(src) end
   if not src then return nil, err or (path .. ": no such file") end
   if c.sys.now() >= limits.deadline then
     return nil, string.format("%s: not loaded: the command ran past "
@@ -37,7 +42,6 @@ function M.load(c, path, name, keep, limits)
     timeout = limits.timeout, deadline = limits.deadline,
     memory_limit = limits.memory_limit }
   if not child then return nil, serr end
-  local dir = c.sys.realpath(path:match("^(.*)/[^/]*$") or ".")
   local run = R.new { phase = "load", roots = { addon = dir }, c = c,
     addon = name, report = Report.new { capture = true } }
   local ok, desc, kind = child:loaded(function(prim, args)

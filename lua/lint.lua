@@ -8,6 +8,10 @@ local M = {}
 local function hooks_under(c, path, out)
   local kind = c.sys.kind(path)
   if kind == "file" then out[#out + 1] = path; return out end
+  if kind == "other" then
+    return nil, "uphook lint: " .. path .. ": not a regular file (a FIFO, "
+      .. "device or socket is refused)"
+  end
   if kind ~= "dir" then
     return nil, "uphook lint: no such file or folder: " .. path
   end

@@ -37,7 +37,7 @@ end
 
 --- No state: ask the hook's detect, read-only, as an upgrade would.
 local function detect(o, c, backend, r, a, report)
-  local dir = c.sys.realpath(a.dir) or a.dir
+  local dir = c.fs.pin(a.dir) or a.dir
   local files = o.offline and o.state_dir and (o.state_dir .. "/offline")
                 or o.snap_data
   local run = R.new { phase = "detect", plan = true, c = c,

@@ -226,7 +226,7 @@ function M.env(o)
     error("t.env: name must be the addon's name (a string)", 2)
   end
   local offline = require "uphook.offline"
-  local dir = C.sys.realpath(resolve(o.addon))
+  local dir = C.fs.pin(resolve(o.addon))
   if not dir then error("t.env: no addon folder " .. resolve(o.addon), 2) end
   local env = setmetatable({ o = o, faults = {}, runs = {}, dir = dir,
                              change_log = {} }, Env)
