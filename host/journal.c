@@ -47,16 +47,21 @@ void uh_journal_make_header(unsigned char out[UH_JOURNAL_HDRLEN])
   put32(out + 12, 0);
 }
 
-int uh_journal_header(const unsigned char *buf, size_t len)
+int uh_journal_header(const unsigned char *buf, size_t len,
+                      uint32_t *version)
 {
   unsigned char want[UH_JOURNAL_HDRLEN];
+  uint32_t v;
   uh_journal_make_header(want);
   if (len < UH_JOURNAL_HDRLEN)
     return memcmp(buf, want, len) == 0 ? 1
            : memcmp(buf, want, len < 8 ? len : 8) == 0 ? -2 : -1;
   if (memcmp(buf, want, 8) != 0)
     return -1;
-  return get32(buf + 8) == UH_JOURNAL_VERSION ? 0 : -2;
+  v = get32(buf + 8);
+  if (version)
+    *version = v;
+  return v >= UH_JOURNAL_OLDEST && v <= UH_JOURNAL_VERSION ? 0 : -2;
 }
 
 static uint32_t check32(const void *payload, size_t n)
@@ -208,10 +213,13 @@ static int j_prepare(int fd, const char *path, off_t *size, const char **msg)
   size_t len = 0, n;
   int h, r;
 
+  uint32_t version = UH_JOURNAL_VERSION;
   buf = j_load(fd, &len);
   if (!buf)
     return (*msg = "read", -1);
-  h = uh_journal_header(buf, len);
+  h = uh_journal_header(buf, len, &version);
+  if (h == 0 && version != UH_JOURNAL_VERSION)
+    h = -2;   /* read, recover, but never append to an older journal */
   s.buf = buf;
   s.len = len;
   s.off = UH_JOURNAL_HDRLEN;
@@ -408,7 +416,8 @@ static int j_read(lua_State *L, const char *path, const unsigned char **buf,
   return 1;
 }
 
-/* replay(path) -> records, torn | nil when absent | nil, message */
+/* replay(path) -> records, torn, version | nil when absent
+ * | nil, message (an unknown version is named) */
 static int journal_replay(lua_State *L)
 {
   const char *path = j_checkpath(L, 1);
@@ -416,6 +425,7 @@ static int journal_replay(lua_State *L)
   char err[160];
   size_t len = 0, n;
   uh_jscan s;
+  uint32_t version = UH_JOURNAL_VERSION;
   int h, r, i = 0;
 
   lua_settop(L, 1);
@@ -425,10 +435,16 @@ static int journal_replay(lua_State *L)
       return (lua_pushnil(L), 1);
     return j_fail(L, path, "read");
   }
-  h = uh_journal_header(buf, len);
+  h = uh_journal_header(buf, len, &version);
+  if (h == -2) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "journal %s: unsupported journal version %d (this "
+                    "uphook reads versions %d to %d)", path, (int)version,
+                    (int)UH_JOURNAL_OLDEST, (int)UH_JOURNAL_VERSION);
+    return 2;
+  }
   if (h < 0)
-    return j_corrupt(L, path, h == -1 ?
-      "not an uphook journal (wrong magic)" : "unsupported journal version");
+    return j_corrupt(L, path, "not an uphook journal (wrong magic)");
   lua_newtable(L);
   uh_markarray(L, -1);
   s.buf = buf;
@@ -445,7 +461,8 @@ static int journal_replay(lua_State *L)
   if (r == UH_JCORRUPT)
     return j_corrupt(L, path, "corrupt record before the end");
   lua_pushboolean(L, r == UH_JTORN);
-  return 2;
+  lua_pushinteger(L, (lua_Integer)version);
+  return 3;
 }
 
 static int journal_remove(lua_State *L)

@@ -193,6 +193,7 @@ local function upgrade(o, c, report)
     hostname = c.sys.hostname(), report = report,
     timeout = o.timeout, memory_limit = o.memory_limit << 20,
     state_quota = o.state_quota,
+    bases = { snap_data = o.snap_data, snap_common = o.snap_common },
     clock_wall = c.sys.wall, pid = c.sys.pid() }
   print_outcome(o, report, code, run)
   if type(lock) == "userdata" then lock:release() end
@@ -242,7 +243,7 @@ end
 
 local function recover(o, c, report)
   local L = layout(o, c, o.addon)
-  local recs, torn = c.journal.replay(L.journal_path)
+  local recs, torn, version = c.journal.replay(L.journal_path)
   if not recs and torn then
     report:error(string.format("cannot read the journal %s: %s; it is kept "
       .. "for manual recovery", L.journal_path, tostring(torn)))
@@ -260,12 +261,19 @@ local function recover(o, c, report)
   local lock, lerr = node_lock(o, c, "recover", L)
   if not lock then report:error(lerr); return engine.LOCKED end
   local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}
+  local refused, warning = rollback.check_journal(begin, version, L.roots,
+    { snap_data = o.snap_data, snap_common = o.snap_common }, o.addon.name)
+  if refused then
+    report:error(string.format("%s: %s; it is kept", L.journal_path, refused))
+    return engine.STUCK
+  end
+  if warning then report:log("warn", warning) end
   local backend = Backend.connect(o, c, report, L)
   -- recover is not bounded by --timeout: each request by its own
   if backend.set_deadline then backend:set_deadline(nil) end
+  -- today's roots, never the journal's: every path is checked under them
   local run = R.new { addon = o.addon.name, c = c,
-    backend = backend,
-    roots = begin.roots or L.roots, report = report,
+    backend = backend, roots = L.roots, report = report,
     journal_path = L.journal_path }
   if torn then report:log("warn", "the journal's last record was torn "
     .. "(the crash came while writing it); it is ignored") end

@@ -264,7 +264,8 @@ function H.kube_apply(run, objs, opts)
       stored, action = run.backend:apply(obj, { dry_run = true,
         prior = prior or false, managed_fields = upgraded })
     else
-      rollback.record(run, { op = "kube", ref = key, prior = prior })
+      rollback.record(run, { op = "kube", ref = key, prior = prior,
+        applied = obj })
       local base = prior
       if upgraded then
         base = run.backend:set_managed_fields(kinds.gvk(obj), key.name,
@@ -272,6 +273,7 @@ function H.kube_apply(run, objs, opts)
       end
       stored, action = run.backend:apply(obj, { prior = base or false })
       if upgraded and action == "unchanged" then action = "configured" end
+      rollback.made(run, key, stored, obj)
       rollback.changed(run)
     end
     run.applied[pkey(obj.kind, key.name, stored and stored.metadata
@@ -344,7 +346,8 @@ local function delete_object(run, prior, allow_data_loss, verb, reason)
   if run.plan then
     run.planned[pk] = false
   else
-    rollback.record(run, { op = "kube", ref = key, prior = prior })
+    rollback.record(run, { op = "kube", ref = key, prior = prior,
+      deleted = true })
     run.backend:delete(kinds.gvk(prior), md.name, md.namespace)
     rollback.changed(run)
   end

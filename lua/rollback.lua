@@ -12,6 +12,38 @@ local M = {}
 
 local clean = kinds.clean
 
+--- Roots as a journal keeps them (version 2): relative to $SNAP_DATA or
+--- $SNAP_COMMON where they are beneath one, so that a journal survives a
+--- snap refresh (a new revision path); absolute otherwise.
+---@param roots table<string, string>
+---@param bases? {snap_data?: string, snap_common?: string}
+---@return table<string, string>
+function M.portable_roots(roots, bases)
+  local out = {}
+  for k, p in pairs(roots or {}) do
+    out[k] = p
+    for name, base in pairs { ["$SNAP_DATA"] = bases and bases.snap_data,
+        ["$SNAP_COMMON"] = bases and bases.snap_common } do
+      if base and base ~= "" and p:sub(1, #base + 1) == base .. "/" then
+        out[k] = name .. p:sub(#base + 1)
+      end
+    end
+  end
+  return out
+end
+
+---The roots a journal's begin record names, under today's bases.
+function M.expand_roots(roots, bases)
+  local out = {}
+  for k, p in pairs(roots or {}) do
+    if type(p) == "string" then
+      out[k] = p:gsub("^%$SNAP_DATA/", (bases.snap_data or "") .. "/", 1)
+        :gsub("^%$SNAP_COMMON/", (bases.snap_common or "") .. "/", 1)
+    end
+  end
+  return out
+end
+
 local function journal(run)
   if not run.journal then
     -- cluster-wide, before the journal exists: no node upgrades this
@@ -21,7 +53,8 @@ local function journal(run)
     if not j then error("cannot open the journal: " .. tostring(err), 0) end
     run.journal = j
     local ok, e = j:append({ op = "begin", addon = run.addon,
-      from = run.from, to = run.to, roots = run.roots,
+      from = run.from, to = run.to,
+      roots = M.portable_roots(run.roots, run.bases),
       time = run.clock_wall and run.clock_wall() or 0 })
     if not ok and e then error("journal: " .. tostring(e), 0) end
   end
@@ -52,7 +85,21 @@ function M.changed(run)
   end
 end
 
----Keep the prior bytes of a file (hard link or copy) and record them.
+---What the server stored for a change just made: the object's uid and
+---the fields uphook applied, with the values the server keeps for them.
+---Undo checks them before it touches the object (docs/state.md).
+---@param run table
+---@param key table the object's ref
+---@param stored table what the apply returned
+---@param applied table what uphook applied
+function M.made(run, key, stored, applied)
+  local md = type(stored) == "table" and stored.metadata or {}
+  M.record(run, { op = "made", ref = key, uid = md.uid,
+    want = M.project(clean(stored), clean(applied)) })
+end
+
+---Keep the prior bytes of a file (hard link or copy) and record them; the
+---record names the backup relative to the journal's folder.
 function M.record_backup(run, root, dir, rel)
   journal(run)
   local n = #run.records + 1
@@ -63,7 +110,20 @@ function M.record_backup(run, root, dir, rel)
   end
   local st = had and run.fs.stat(dir, rel)
   M.record(run, { op = "file", root = root, path = rel,
-    backup = had and dest or nil, mode = st and st.mode })
+    backup = had and dest:match("([^/]+)$") or nil, mode = st and st.mode })
+end
+
+--- A backup's absolute path, only ever inside the journal's folder
+--- (version 1 journals named it absolutely; it is checked the same).
+local function backup_path(journal_path, b)
+  local dir = journal_path:match("^(.*)/[^/]+$")
+  if type(b) ~= "string" or not dir then return nil end
+  if b:sub(1, 1) == "/" then b = b:sub(1, #dir + 1) == dir .. "/"
+    and b:sub(#dir + 2) or "" end
+  if b == "" or b:find("/", 1, true) or b == "." or b == ".." then
+    return nil
+  end
+  return dir .. "/" .. b, dir, b
 end
 
 --- A controller writing the object's status between our read and our
@@ -109,15 +169,93 @@ local function restore_kube(b, gvk, r, want, mf)
   return what
 end
 
+--- `stored` cut down to the fields `applied` has (lists whose length
+--- changed are kept whole): what uphook owns of what the server stored.
+function M.project(stored, applied)
+  if type(applied) ~= "table" or type(stored) ~= "table" then return stored end
+  if applied[1] ~= nil or getmetatable(applied) then
+    if #stored ~= #applied then return stored end
+    local out = {}
+    for i = 1, #applied do out[i] = M.project(stored[i], applied[i]) end
+    return setmetatable(out, getmetatable(stored))
+  end
+  local out = {}
+  for k, v in pairs(applied) do
+    if stored[k] ~= nil then out[k] = M.project(stored[k], v) end
+  end
+  return out
+end
+
+--- Does `cur` still hold every field of `want`, with its value? The path
+--- of the first that differs otherwise. Status and the server's metadata
+--- are not compared: controllers rewrite them after every apply.
+local function holds(cur, want, null, path)
+  if type(want) ~= "table" or want == null then
+    if want == null then want = nil end
+    if cur == null then cur = nil end
+    return cur == want, path
+  end
+  if type(cur) ~= "table" then return false, path end
+  if want[1] ~= nil and #cur ~= #want then return false, path end
+  for k, v in pairs(want) do
+    local here = path and (path .. "." .. tostring(k)) or tostring(k)
+    if not (path == nil and k == "status")
+       and not (path == "metadata" and kinds.IS_SERVER_METADATA[k]) then
+      local ok, at = holds(cur[k], v, null, here)
+      if not ok then return false, at end
+    end
+  end
+  return true
+end
+M.holds = holds
+
+--- Left alone: the change is not undone and the run ends with exit 6.
+local function left_alone(why)
+  error("left alone: " .. why, 0)
+end
+
+--- Is the object still the one uphook made? Its uid (when the journal
+--- knows it) and the fields uphook applied, with their values. A record
+--- of journal version 1 knows neither: the check is then the prior's uid.
+local function still_ours(run, rec, cur)
+  local md = cur.metadata or {}
+  local uid = rec.made and rec.made.uid
+    or (rec.prior and rec.prior.metadata and rec.prior.metadata.uid)
+  if uid and md.uid ~= uid then
+    left_alone("it was deleted and created again since (uid " .. tostring(md.uid)
+      .. ", uphook's was " .. tostring(uid) .. ")")
+  end
+  local want = rec.made and rec.made.want or rec.applied
+  if want then
+    local ok, at = holds(cur, want, run.null)
+    if not ok then
+      left_alone("it changed since uphook applied it (" .. tostring(at) .. ")")
+    end
+  end
+end
+
 local function undo_kube(run, rec)
   local b, r = run.backend, rec.ref
   local gvk = r.apiVersion .. "/" .. r.kind
+  local cur = b:get(gvk, r.name, r.namespace)
   if rec.prior == nil then
-    local cur = b:get(gvk, r.name, r.namespace)
-    if cur then b:delete(gvk, r.name, r.namespace) end
-    return cur and "deleted " or nil
+    if not cur then return nil end
+    still_ours(run, rec, cur)
+    b:delete(gvk, r.name, r.namespace)
+    return "deleted "
   end
   local want = clean(rec.prior)
+  if rec.deleted then
+    -- uphook deleted it: recreate it unless someone made another since
+    if cur and cur.metadata.uid ~= rec.prior.metadata.uid then
+      left_alone("someone created it again since uphook deleted it")
+    end
+  elseif not (cur and tables.equal(clean(cur), want)) then
+    if (rec.applied or rec.made) and not cur then
+      left_alone("it was deleted since uphook applied it")
+    end
+    if cur then still_ours(run, rec, cur) end  -- v1 journals: the uid only
+  end
   local mf = rec.prior.metadata and rec.prior.metadata.managedFields
   for try = 1, CONFLICT_TRIES do
     local ok, what = pcall(restore_kube, b, gvk, r, want, mf)
@@ -128,13 +266,19 @@ end
 M.CONFLICT_TRIES = CONFLICT_TRIES
 
 local function undo_file(run, rec)
-  local dir = run.roots[rec.root]
+  local dir = run.roots[rec.root ~= "addon" and rec.root or nil]
   local function must(v, err)
     if v == nil and err then error(err, 0) end
     return v
   end
+  if not dir then error("no root " .. tostring(rec.root) .. ": today", 0) end
   if rec.backup then
-    must(run.fs.install(rec.backup, dir, rec.path, rec.mode or "0644"))
+    local src = backup_path(run.journal_path, rec.backup)
+    if not src then
+      error("its backup " .. tostring(rec.backup) .. " is not beside the "
+        .. "journal", 0)
+    end
+    must(run.fs.install(src, dir, rec.path, rec.mode or "0644"))
   elseif rec.prior ~= nil then
     must(run.fs.write(dir, rec.path, rec.prior, rec.mode))
   else
@@ -154,6 +298,13 @@ end
 ---@return boolean ok, string[] problems, string[] restored
 function M.undo(run, records)
   local problems, restored, restarts = {}, {}, {}
+  -- a "made" record belongs to the change of the same object before it
+  local last = {}
+  for _, rec in ipairs(records) do
+    local key = type(rec.ref) == "table" and kinds.label(rec.ref)
+    if rec.op == "kube" and key then last[key] = rec
+    elseif rec.op == "made" and key and last[key] then last[key].made = rec end
+  end
   for i = #records, 1, -1 do
     local rec = records[i]
     local ok, what = pcall(function()
@@ -184,11 +335,30 @@ end
 ---only stale backups, never a journal whose backups are gone.
 function M.remove(journal_lib, fs, journal_path, records)
   journal_lib.remove(journal_path)
-  local dir = journal_path:match("^(.*)/[^/]+$")
   for _, rec in ipairs(records or {}) do
-    local b = type(rec.backup) == "string" and rec.backup
-    if b and dir and b:sub(1, #dir + 1) == dir .. "/" then
-      fs.remove(dir, b:sub(#dir + 2))
+    local _, dir, name = backup_path(journal_path, rec.backup)
+    if name then fs.remove(dir, name) end
+  end
+end
+
+---Is this journal one `uphook recover <addon>` may replay? nil, or why
+---not: it names another addon (or none). Its roots are never used:
+---recover works under today's, and every path of a record is checked
+---under them; the second result warns when the journal's roots (version
+---2: under today's $SNAP_DATA and $SNAP_COMMON) are not today's.
+---@return string|nil why, string|nil warning
+function M.check_journal(begin, version, roots, bases, addon)
+  if begin.op ~= "begin" then return "it has no begin record" end
+  if begin.addon ~= addon then
+    return string.format("the journal belongs to addon %s, not %s",
+      tostring(begin.addon), addon)
+  end
+  local theirs = (version or 1) >= 2 and M.expand_roots(begin.roots, bases)
+    or begin.roots or {}
+  for _, k in ipairs { "args", "bin", "state" } do
+    if type(theirs[k]) == "string" and roots[k] and theirs[k] ~= roots[k] then
+      return nil, string.format("the journal's %s: root was %s, today's is "
+        .. "%s: its changes are undone under today's", k, theirs[k], roots[k])
     end
   end
 end

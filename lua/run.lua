@@ -58,6 +58,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field crash_after? integer test-only: die after the Nth change
 ---@field deadline number c.sys.now() at which the run's time is up
 ---@field state_quota? integer bytes the state: files may take (--state-quota)
+---@field bases? {snap_data?: string, snap_common?: string} $SNAP_DATA and $SNAP_COMMON, for the journal's roots
 ---@field state_used? integer what they take, as the run has changed them
 ---@field phase string load, detect, check, upgrade, verify or commit
 ---@field perms table<string, true> the hook's declared permissions
@@ -122,6 +123,7 @@ end
 ---@field crash_after? integer
 ---@field record_calls? boolean keep run.calls (uphook test's env:calls)
 ---@field state_quota? integer bytes the addon's state: files may take
+---@field bases? {snap_data?: string, snap_common?: string} what the journal's roots are relative to
 ---@field phase? string the phase to start in (default "load")
 ---@field perms? table<string, true>
 ---@field timeout? number seconds until the deadline (default 900)
@@ -138,7 +140,7 @@ function M.new(o)
     yaml = c.yaml, journal_lib = c.journal, null = c.yaml and c.yaml.null,
     journal_path = o.journal_path, cache_dir = o.cache_dir,
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
-    state_quota = o.state_quota,
+    state_quota = o.state_quota, bases = o.bases,
     clock_wall = o.clock_wall, pid = o.pid, crash_after = o.crash_after,
     phase = o.phase or "load", perms = o.perms or {},
     entries = {}, records = {}, calls = o.record_calls and {} or nil,

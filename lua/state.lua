@@ -57,10 +57,11 @@ function M.commit(run, saved)
                                       or run.yaml.array and {} or {}),
              history = run.yaml.encode(history) } }
   local prior = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
-  rollback.record(run, { op = "kube",
-    ref = { apiVersion = "v1", kind = "ConfigMap", name = cm_name(run.addon),
-            namespace = NS }, prior = prior })
-  run.backend:apply(obj, {})
+  local key = { apiVersion = "v1", kind = "ConfigMap",
+    name = cm_name(run.addon), namespace = NS }
+  rollback.record(run, { op = "kube", ref = key, prior = prior,
+    applied = obj })
+  rollback.made(run, key, run.backend:apply(obj, {}), obj)
   rollback.changed(run)
 end
 

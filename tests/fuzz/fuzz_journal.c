@@ -70,7 +70,7 @@ static int one(lua_State *L)
   }
   fuzz_write_file(path, file, len);
   /* the scanner on the exact-size buffer */
-  if (uh_journal_header(file, len) == 0) {
+  if (uh_journal_header(file, len, NULL) == 0) {
     s.buf = file;
     s.len = len;
     s.off = UH_JOURNAL_HDRLEN;

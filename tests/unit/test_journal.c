@@ -140,8 +140,15 @@ static void t_corruption(void)
     "  v2, e2 = J.open(q); assert(v2 == nil and e2:find('magic'), e2)\n"
     "  assert(get(q) == s)\n"          /* open never rewrites a stranger */
     "end\n"
-    "put(q, full:sub(1, 8) .. '\\0\\0\\0\\2' .. full:sub(13))\n"
-    "v, e = J.replay(q); assert(v == nil and e:find('version'), e)\n"
+    "put(q, full:sub(1, 8) .. '\\0\\0\\0\\9' .. full:sub(13))\n"
+    "v, e = J.replay(q); assert(v == nil and e:find('version 9'), e)\n"
+    /* an older version is still read (every later uphook recovers it),
+     * and never appended to */
+    "put(q, full:sub(1, 8) .. '\\0\\0\\0\\1' .. full:sub(13))\n"
+    "local l1, t1, ver = J.replay(q)\n"
+    "assert(l1 and #l1 == 3 and not t1 and ver == 1, tostring(ver))\n"
+    "v, e = J.open(q); assert(v == nil and e:find('version'), e)\n"
+    "assert(select(3, J.replay(p)) == 2)\n"
     "v, e = J.open(q); assert(v == nil and e:find('version'), e)\n"
     "os.remove(p); os.remove(q)\n"));
   lua_close(L);
