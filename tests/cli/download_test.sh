@@ -194,7 +194,9 @@ printf 'old tool\n' >"$S/offline/bin/tool"; chmod 700 "$S/offline/bin/tool"
 export UPHOOK_CRASH_AFTER=2
 up "$S" upgrade dl --url="$BASE/file/100" --sha256="$(psum 100)" --before=apply
 unset UPHOOK_CRASH_AFTER
-[ "$RC" = 99 ] && [ -f "$S/journal/dl.journal" ] && [ -f "$S/journal/dl.journal.2" ] \
+# (the backup is named after its record: dl.journal.<n>)
+[ "$RC" = 99 ] && [ -f "$S/journal/dl.journal" ] \
+  && [ "$(ls "$S/journal" | grep -c '^dl\.journal\.[0-9]*$')" = 1 ] \
   && ok "crash after the install: journal and backup kept" \
   || not_ok "crash after the install: journal and backup kept (exit $RC)"
 run "$UPHOOK" --addons "$REPO" --offline "$FIX" --state-dir "$S" recover dl
