@@ -16,10 +16,11 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "docs", "reference.md")
-STDLIB = ["semver", "migrate", "manifest", "retry"]
+STDLIB = ["semver", "migrate", "manifest", "retry", "ip"]
 # where a stdlib module's annotated source lives when stdlib/ re-exports
 # an engine module
-STDLIB_SRC = {"semver": os.path.join("lua", "semver.lua")}
+STDLIB_SRC = {"semver": os.path.join("lua", "semver.lua"),
+              "ip": os.path.join("lua", "ip.lua")}
 HOOK_CLASSES = ["uphook.Hook", "uphook.Param", "uphook.Ctx"]
 
 

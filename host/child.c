@@ -68,8 +68,8 @@ const char *const uh_child_rpc_prims[] = {
   "config.remove", "config.set_args", "config.write", "hash.file",
   "kube.apply", "kube.delete", "kube.get", "kube.list", "kube.prune",
   "kube.rollout", "kube.wait", "log.info", "log.step", "log.warn",
-  "net.download",
-  "net.fetch", "nodes.list", "nodes.this", "service.restart",
+  "net.download", "net.fetch", "nodes.kubelet_config", "nodes.list",
+  "nodes.resolv_conf", "nodes.this", "service.restart",
   "__uphook.sleep", NULL
 };
 
@@ -339,9 +339,10 @@ static void add_stubs(lua_State *L, int env, int format_idx)
 /* ---- require: the embedded stdlib, or a .lua file of the addon. ---- */
 
 /* Engine modules the stdlib builds on: pure Lua that requires nothing
- * (stdlib/semver.lua hands on uphook.semver).  No other uphook.* module
- * loads in the child. */
-static const char *const engine_shared[] = { "uphook.semver", NULL };
+ * (stdlib/semver.lua hands on uphook.semver, stdlib/ip.lua uphook.ip).
+ * No other uphook.* module loads in the child. */
+static const char *const engine_shared[] = { "uphook.semver", "uphook.ip",
+                                             NULL };
 
 static const struct uh_embedded *child_module(const char *name)
 {

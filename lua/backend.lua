@@ -10,8 +10,9 @@ local function must(v, err)
   return v
 end
 
----The backend and transfer backend; L (a layout) makes an offline world
----persistent under its state dir.
+---The backend, the transfer backend and the name of the node uphook
+---runs on; L (a layout) makes an offline world persistent under its
+---state dir, with its nodes' files (docs/state.md).
 function M.connect(o, c, report, L)
   if o.offline then
     local world = L and (L.state_dir .. "/offline")
@@ -22,22 +23,25 @@ function M.connect(o, c, report, L)
     local text = must(c.sys.read(path), "no fixture " .. path)
     local ok, objs = pcall(c.yaml.decode_all, text)
     if not ok then error(path .. ": " .. tostring(objs), 0) end
-    local b = offline.cluster(c, objs, c.sys.hostname())
+    local host = offline.this_node(objs, c.sys.hostname())
+    local b = offline.cluster(c, objs, host)
     if world then
       must(c.sys.mkdirs(world))
+      if L.roots then offline.nodes(c, b, L.roots.args, world .. "/nodes") end
       b = offline.persistent(c, b, world, "cluster.yaml")
       if path == o.offline then b.save() end   -- the world starts here
     end
     -- the cluster is mocked, transfers are real: the command line has no
     -- fixture for downloads (only `uphook test` mocks them), and this is
     -- how a hook's downloads are tried before it meets a cluster
-    return b, offline.live_net(c)
+    return b, offline.live_net(c), host
   end
   local ok, live = pcall(require, "uphook.live")
   if not ok then
     error("no live backend in this build: " .. tostring(live), 0)
   end
-  return must(live.connect(o, c, report)), offline.live_net(c)
+  return must(live.connect(o, c, report)), offline.live_net(c),
+    c.sys.hostname()
 end
 
 return M

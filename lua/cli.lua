@@ -179,7 +179,7 @@ local function upgrade(o, c, report)
     chunkname = "@" .. addon.hook, memory_limit = o.memory_limit << 20,
     deadline = c.sys.now() + (o.timeout or 900), timeout = o.timeout }
   if not child then report:error(serr); return engine.EARLY end
-  local backend, net = Backend.connect(o, c, report, L)
+  local backend, net, host = Backend.connect(o, c, report, L)
   local refused = refuse_disabled(o, c, report, backend)
   if refused then child:close(); return refused end
   local code, run = engine.run { command = o.command, addon = addon.name,
@@ -190,7 +190,8 @@ local function upgrade(o, c, report)
     backend = backend, net = net, roots = L.roots, c = c,
     journal_path = L.journal_path, cache_dir = L.cache_dir,
     ca_file = o.ca_file, plan_fetch = o.plan_fetch,
-    hostname = c.sys.hostname(), report = report,
+    hostname = host, report = report,
+    host_root = o.offline and (L.state_dir .. "/offline/host") or nil,
     timeout = o.timeout, memory_limit = o.memory_limit << 20,
     state_quota = o.state_quota,
     bases = { snap_data = o.snap_data, snap_common = o.snap_common },
@@ -227,11 +228,14 @@ end
 --- The Lease of an interrupted run of this node goes with its journal;
 --- without a journal, only a stale one (docs/state.md). Best effort: a
 --- cluster that cannot be reached only gets a warning.
-local function release_lease(o, c, report, L, backend, recovered)
+local function release_lease(o, c, report, L, backend, recovered, host)
   local ok, err = pcall(function()
-    backend = backend or (Backend.connect(o, c, report, L))
+    if not backend then
+      local b, _, h = Backend.connect(o, c, report, L)
+      backend, host = b, h
+    end
     local done = lease.release({ backend = backend, addon = o.addon.name,
-      hostname = c.sys.hostname(), c = c }, recovered)
+      hostname = host or c.sys.hostname(), c = c }, recovered)
     if done then report:info(done) end
   end)
   if not ok then
@@ -268,12 +272,12 @@ local function recover(o, c, report)
     return engine.STUCK
   end
   if warning then report:log("warn", warning) end
-  local backend = Backend.connect(o, c, report, L)
+  local backend, _, host = Backend.connect(o, c, report, L)
   -- recover is not bounded by --timeout: each request by its own
   if backend.set_deadline then backend:set_deadline(nil) end
   -- today's roots, never the journal's: every path is checked under them
   local run = R.new { addon = o.addon.name, c = c,
-    backend = backend, roots = L.roots, report = report,
+    backend = backend, hostname = host, roots = L.roots, report = report,
     journal_path = L.journal_path }
   if torn then report:log("warn", "the journal's last record was torn "
     .. "(the crash came while writing it); it is ignored") end
@@ -288,7 +292,7 @@ local function recover(o, c, report)
     return engine.STUCK
   end
   rollback.remove(c.journal, c.fs, L.journal_path, body)
-  release_lease(o, c, report, L, run.backend, true)
+  release_lease(o, c, report, L, run.backend, true, host)
   report:info(string.format("Recovered %s: %d change%s undone.",
     o.addon.name, #restored, #restored == 1 and "" or "s"))
   return engine.OK

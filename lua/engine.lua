@@ -23,6 +23,7 @@ local state = require "uphook.state"
 local R = require "uphook.run"
 local errors = require "uphook.errors"
 local lease = require "uphook.lease"
+local nodes = require "uphook.nodes"
 
 local M = {}
 
@@ -255,13 +256,83 @@ local function find_from(run, saved)
   return v
 end
 
+--- Does the hook change node settings (args: or restart: permissions)?
+local function touches_nodes(hook)
+  for p in pairs(hook.perms) do
+    if p:match("^args:") or p:match("^restart:") then return true end
+  end
+  return false
+end
+
+--- A hook's report while its plan only looks for drift: nothing shown.
+local function muted(report)
+  local function none() end
+  return setmetatable({ log = none, info = none, progress = none,
+    event = function() return true end, transfer_progress = false },
+    { __index = report })
+end
+
+local function shown(v)
+  return v == false and "absent" or string.format("%q", tostring(v))
+end
+
+--- Drift at the hook's version: the node args a run of the hook would
+--- change now (docs/guide.md §6). `uphook plan` at the current version is
+--- the hook's plan; `upgrade` runs it silently first and, when it finds
+--- drift, reports it and goes on as an upgrade (journaled, planned,
+--- confirmed like one). Returns the list of drifted settings.
+local function drift(run, ctx)
+  if not touches_nodes(run.hook) then return {} end
+  local report, was_plan = run.report, run.plan
+  run.plan = true
+  if not was_plan then run.report = muted(report) end
+  local ok, err = pcall(function()
+    call_phase(run, "check", ctx)
+    nodes.preflight(run)
+    call_phase(run, "upgrade", ctx)
+    if was_plan then call_phase(run, "verify", ctx) end
+  end)
+  run.report, run.plan = report, was_plan
+  if not ok then error(err, 0) end
+  local found = {}
+  for _, e in ipairs(run.entries) do
+    if e.type == "file" and e.path:match("^args:") then
+      found[#found + 1] = string.format("%s on %s differs from what the hook "
+        .. "sets", e.path, e.node and ("node " .. e.node) or "this node")
+    elseif e.type == "node_args" and not e.this then
+      -- only what was read is drift: an assumed value is this node's
+      for _, ch in ipairs(e.changes) do
+        if ch.how == "read" then
+          found[#found + 1] = string.format("args:%s on node %s (%s): %s "
+            .. "is %s (read), the hook sets %s", e.service, e.node,
+            tostring(e.address), ch.flag, shown(ch.prior), shown(ch.new))
+        end
+      end
+    end
+  end
+  if not was_plan then
+    run.entries, run.planned, run.deleted, run.step_no = {}, {}, {}, nil
+    run.changed_nodes, run.changed_here = {}, nil
+  end
+  return found
+end
+M.drift = drift
+
 --- At the hook's own version (docs/state.md "At the current version"):
 --- parameters that change what was saved are applied, as `helm upgrade
---- --set` does at the same chart version; otherwise nothing to do.
----@return boolean again true: run the hook again with the new params
+--- --set` does at the same chart version; node settings that drifted are
+--- repaired (docs/guide.md §6); otherwise nothing to do.
+---@return boolean again true: run the hook again (new params, or drift)
 local function at_current(run, kept)
   local before = params.merge(run.hook.decl, kept, nil)
   if params.same(before, run.params) then
+    local found = drift(run, ctx_of(run))
+    if #found > 0 then
+      for _, f in ipairs(found) do run.report:log("warn", "drift: " .. f) end
+      run.repaired = true
+      -- under plan, the drift pass was the plan: its entries are shown
+      return not run.plan
+    end
     run.report:info(string.format("%s is already at %s%s: nothing to do",
       run.addon, run.to, next(run.given) and " with these parameters" or ""))
     run.noop = true
@@ -310,6 +381,9 @@ local function body(run, o)
   end
   local ctx = ctx_of(run)
   call_phase(run, "check", ctx)
+  -- node settings change on every node: each must be Ready and its
+  -- cluster-agent answer before the first change (docs/guide.md §6)
+  if touches_nodes(run.hook) then nodes.preflight(run) end
   call_phase(run, "upgrade", ctx)
   call_phase(run, "verify", ctx)
   run.phase = "commit"
@@ -327,6 +401,7 @@ local function new_run(o)
     record_calls = o.record_calls, state_quota = o.state_quota,
     bases = o.bases,
     crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "") }
+  run.changed_nodes, run.host_root = {}, o.host_root
   run.handler = handler(run)
   return run
 end

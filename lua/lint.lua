@@ -84,6 +84,19 @@ local function default_findings(info, child, out)
 end
 
 local esc = require("uphook.escape").text   -- hook text, as in plans
+--- What a reader should know, not a problem: bin: files change on this
+--- node only (args: reach every node through config.set_args).
+local function notes(info)
+  local out = {}
+  for _, p in ipairs(info.permissions or {}) do
+    local f = type(p) == "string" and p:match("^bin:(.+)$")
+    if f then
+      out[#out + 1] = string.format("bin:%s changes on this node only: on "
+        .. "a cluster of several nodes the others keep theirs", f)
+    end
+  end
+  return out
+end
 
 local function describe(info)
   return (info.description and ("    " .. esc(info.description) .. "\n")
@@ -117,6 +130,9 @@ function M.main(o, c, report)
       bad = bad + #fs
       for _, w in ipairs(fs) do
         io.stdout:write(string.format("%s: warning: %s\n", f, esc(w)))
+      end
+      for _, n in ipairs(o.verbosity >= 0 and notes(info) or {}) do
+        io.stdout:write(string.format("%s: note: %s\n", f, n))
       end
       if #fs == 0 and o.verbosity >= 0 then
         io.stdout:write(string.format("%s: ok (%s, from %s)\n", f,

@@ -3,6 +3,8 @@
 --- through the real checksum-and-cache code.
 local cluster = require "uphook.mock.cluster"
 local tables = require "uphook.tables"
+local agent = require "uphook.mock.agent"
+local default_args = require "uphook.mock.default_args"
 
 local M = {}
 
@@ -34,6 +36,70 @@ function M.cluster(c, objects, hostname, seed)
   local o = opts(c, hostname)
   if seed then o.seed = seed else o.objects = objects_of(c, objects) end
   return cluster.new(o)
+end
+
+---The node uphook runs on in a mock world: the Node named `hostname`
+---(or labelled `kubernetes.io/hostname=<hostname>`), else the first Node
+---of the fixture, else `hostname` (a world without Nodes).
+---@param objects table[] decoded fixture objects
+---@param hostname string
+---@return string
+function M.this_node(objects, hostname)
+  local first
+  for _, o in ipairs(objects or {}) do
+    if type(o) == "table" and o.kind == "Node" and type(o.metadata) == "table"
+    then
+      local labels = type(o.metadata.labels) == "table" and o.metadata.labels
+                     or {}
+      if o.metadata.name == hostname
+         or labels["kubernetes.io/hostname"] == hostname then
+        return o.metadata.name
+      end
+      first = first or o.metadata.name
+    end
+  end
+  return first or hostname
+end
+
+---Give a mock cluster its nodes (uphook.mock.agent): every node, this
+---one too, starts with MicroK8s's default args files (only those it does
+---not have yet, so a persistent world keeps its own), then `overrides`
+---replace whole files (`false`: no such file); each kubelet starts with
+---what its node then has.
+---@param c table the C families
+---@param backend MockCluster the raw mock (not a persistent wrapper)
+---@param args_dir string this node's args folder (the `args:` root)
+---@param nodes_dir string the folder of every node's own folder
+---@param overrides? table<string, table<string, string|false>> node -> service -> text
+function M.nodes(c, backend, args_dir, nodes_dir, overrides)
+  local this = backend.this_node_name
+  local agents = agent.new { fs = c.fs, nodes_dir = nodes_dir,
+    this_args = args_dir, this_node = this, parse = c.argsfile.parse }
+  local names, seen = {}, {}
+  for _, n in ipairs(backend:list("v1/Node")) do
+    names[#names + 1], seen[n.metadata.name] = n.metadata.name, true
+  end
+  if this and not seen[this] then names[#names + 1] = this end
+  local function must(ok, err)
+    if not ok then error("offline nodes: " .. tostring(err), 0) end
+  end
+  for _, name in ipairs(names) do
+    local dir, own = agents:args_dir(name), (overrides or {})[name] or {}
+    must(c.sys.mkdirs(dir))
+    must(c.sys.mkdirs(nodes_dir .. "/" .. name))
+    for svc, text in pairs(default_args) do
+      if own[svc] == nil and c.sys.kind(dir .. "/" .. svc) == nil then
+        must(c.sys.write(dir .. "/" .. svc, text))
+      end
+    end
+    for svc, text in pairs(own) do
+      if text == false then c.fs.remove(dir, svc)
+      else must(c.sys.write(dir .. "/" .. svc, text)) end
+    end
+  end
+  agents:started(names)
+  backend.agents = agents
+  return agents
 end
 
 ---Write the mock world through to a file after every change, so that a

@@ -83,13 +83,30 @@ end
 ---@param old string|nil
 ---@param new string|nil
 ---@param mode? string the mode the file gets ("0644"), shown in the plan
-function M.file(run, path, old, new, mode)
+---@param node? string this node's name, on a cluster of several nodes
+function M.file(run, path, old, new, mode, node)
   if old == new then return end
-  return add(run, { type = "file", path = path,
+  return add(run, { type = "file", path = path, node = node,
     action = old == nil and "created" or new == nil and "deleted"
              or "changed", mode = new ~= nil and mode or nil,
     bytes = new and #new or nil, old_bytes = old and #old or nil,
     diff = textdiff.unified(old, new, path) })
+end
+
+---A node's args change on a cluster of several nodes: one entry and one
+---JSON event (`node`) per node. `e.changes` are `{flag=, prior=, how=,
+---new=}`; prior and new are a string, true (a bare flag) or false
+---(absent); how is "read" (from the node's kubelet configz, or this
+---node's file) or "assumed" (this node's value).
+---@param e {node:string, address?:string, service:string, changes:table[], this?:boolean}
+function M.node_args(run, e)
+  add(run, { type = "node_args", node = e.node, address = e.address,
+    service = e.service, changes = e.changes, this = e.this })
+  if run.report and run.report.event then
+    run.report:event({ event = "node", action = "args", node = e.node,
+      address = e.address, service = e.service, changes = e.changes,
+      plan = run.plan or false })
+  end
 end
 
 function M.download(run, url, sum)
@@ -98,8 +115,9 @@ end
 
 --- An install joins the entry of its download (dest and mode), so the
 --- plan shows URL, sha256 and destination together.
-function M.install(run, token, dest, mode)
+function M.install(run, token, dest, mode, node)
   local where = mode and (dest .. " (mode " .. mode .. ")") or dest
+  if node then where = where .. " on " .. node .. " only" end
   for i = #run.entries, 1, -1 do
     local e = run.entries[i]
     if e.type == "download" and "cache:" .. e.sha256 == token then
@@ -111,9 +129,19 @@ function M.install(run, token, dest, mode)
   add(run, { type = "install", source = token, dest = where })
 end
 
----A service restart, on `node` (nil: this node).
-function M.restart(run, svc, node)
-  add(run, { type = "restart", service = svc, node = node })
+---A service restart, on `node` (nil: this node on a cluster of one; this
+---node's name on a cluster of several), with one JSON `node` event then.
+---@param run table
+---@param svc string
+---@param node? string
+---@param address? string the node's InternalIP
+function M.restart(run, svc, node, address)
+  add(run, { type = "restart", service = svc, node = node,
+    address = address })
+  if node and run.report and run.report.event then
+    run.report:event({ event = "node", action = "restart", node = node,
+      address = address, service = svc, plan = run.plan or false })
+  end
 end
 
 ---A wait (rollout, condition) and how long it may take.
@@ -148,7 +176,9 @@ function M.summary(entries)
               files = 0, downloads = 0, restarts = 0 }
   for _, e in ipairs(entries) do
     if e.type == "kube" then c[e.action] = (c[e.action] or 0) + 1
-    elseif e.type == "file" or e.type == "install" then c.files = c.files + 1
+    elseif e.type == "file" or e.type == "install"
+           or (e.type == "node_args" and not e.this) then
+      c.files = c.files + 1
     elseif e.type == "download" then
       c.downloads = c.downloads + 1
       c.files = c.files + (e.installs or 0)   -- installed from the download

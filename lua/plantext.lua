@@ -318,9 +318,11 @@ M.renderers = {
   end,
   kube = kube_lines,
   file = function(e, out)
-    out[#out + 1] = string.format("  %s file %s (%s%s)",
+    out[#out + 1] = string.format("  %s file %s (%s%s)%s",
       e.action == "created" and "+" or e.action == "deleted" and "-" or "~",
-      esc(e.path), e.action, e.mode and (", mode " .. esc(e.mode)) or "")
+      esc(e.path), e.action, e.mode and (", mode " .. esc(e.mode)) or "",
+      e.node and (" on " .. esc(e.node) .. (e.path:match("^bin:")
+        and " only" or "")) or "")
     for l in e.diff:gmatch("[^\n]+") do out[#out + 1] = "      " .. esc(l) end
   end,
   download = function(e, out)
@@ -335,6 +337,20 @@ M.renderers = {
   install = function(e, out)
     out[#out + 1] = string.format("  install %s -> %s", esc(e.source),
       esc(e.dest))
+  end,
+  -- another node's args (this node's share is its file entry)
+  node_args = function(e, out)
+    if e.this then return end
+    out[#out + 1] = string.format("  ~ args:%s on %s (%s)", esc(e.service),
+      esc(e.node), esc(tostring(e.address)))
+    for _, ch in ipairs(e.changes) do
+      local function v(x)
+        return x == false and "(absent)" or esc(string.format("%q",
+          tostring(x)))
+      end
+      out[#out + 1] = string.format("      %s: %s (%s) -> %s", esc(ch.flag),
+        v(ch.prior), ch.how, v(ch.new))
+    end
   end,
   restart = function(e, out)
     out[#out + 1] = "  restart " .. esc(e.service)

@@ -13,6 +13,7 @@ local podsecurity = require "uphook.podsecurity"
 local errors = require "uphook.errors"
 local lease = require "uphook.lease"
 local fieldset = require "uphook.fieldset"
+local nodes = require "uphook.nodes"
 
 local M = {}
 
@@ -625,22 +626,98 @@ function H.nodes_this(run)
     tostring(host), #nodes), 0)
 end
 
----service.restart: journaled, so a rollback restarts it again.
+---nodes.kubelet_config: a node's running kubelet configuration (configz).
+---@param run uphook.Run
+---@param name string the node's name
+---@return table kubeletconfig
+function H.nodes_kubelet_config(run, name)
+  checktype(name, "string", 1, "kubelet_config")
+  local kc, err = run.backend:kubelet_config(name)
+  if type(kc) ~= "table" then
+    error(string.format("nodes.kubelet_config(%s): %s", name,
+      type(err) == "table" and tostring(err.message) or tostring(err)), 0)
+  end
+  return kc
+end
+
+---nodes.resolv_conf: this node's resolv.conf with upstream nameservers.
+---@param run uphook.Run
+---@return string|nil path
+function H.nodes_resolv_conf(run)
+  return nodes.resolv_conf(run)
+end
+
+--- Which nodes a change goes to: "all" (the default), "this", and for a
+--- restart "changed" (the nodes whose args this run changed).
+local function scope(opts, n, fname, allowed)
+  local v = opts.nodes
+  if v == nil then return "all" end
+  if not allowed[v] then
+    local list = {}
+    for k in pairs(allowed) do list[#list + 1] = '"' .. k .. '"' end
+    table.sort(list)
+    argerr(n, fname, "nodes must be " .. table.concat(list, " or ")
+      .. ", got " .. tostring(v))
+  end
+  return v
+end
+
+local function renew(run)
+  return function() lease.renew(run) end
+end
+
+--- Restart on another node: journaled, then the agent's restart, then
+--- the node must be Ready again with its kubelet answering.
+local function restart_remote(run, name, n)
+  plan.restart(run, name, n.name, n.address)
+  if run.plan then return end
+  local rec = { op = "node_restart", node = n.name, address = n.address,
+    service = name }
+  rollback.record(run, rec)
+  local req = nodes.restart_request(run, n.name, n.address, name)
+  local r = nodes.send(run, { req })[1]
+  if not r.ok then
+    rec.unsent = nodes.undelivered(r)
+    error(string.format("service.restart(%s): %s", name,
+      nodes.failure(req, r)), 0)
+  end
+  rollback.changed(run)
+  nodes.wait_ready(run, n.name, run:remaining(), renew(run))
+end
+
+---service.restart: on every node (opts.nodes), one node at a time, this
+---node last; journaled, so a rollback restarts it again.
 ---@param run uphook.Run
 ---@param name string kubelite or microk8s.daemon-<name>
-function H.service_restart(run, name)
+---@param opts table|nil {nodes = "all"|"this"|"changed"}
+function H.service_restart(run, name, opts)
   checktype(name, "string", 1, "restart")
   if name ~= "kubelite" and (#name > 128
      or not name:find("^microk8s%.daemon%-[%w%-]+$")) then
     argerr(1, "restart", "kubelite or a microk8s.daemon-* service expected")
   end
+  opts = checkopts(opts, { nodes = true }, 2, "restart")
+  local where = scope(opts, 2, "restart", { all = true, this = true,
+    changed = true })
   need(run, "restart:" .. name, "service.restart(" .. name .. ")")
-  if not run.plan then
-    rollback.record(run, { op = "restart", service = name })
-    run.backend:restart(name)
-    rollback.changed(run)
+  local others = where ~= "this" and nodes.others(run) or {}
+  -- one node at a time, this node last: restarting every control plane
+  -- at once would take the cluster down
+  for _, n in ipairs(others) do
+    if where ~= "changed" or run.changed_nodes[n.name] then
+      restart_remote(run, name, n)
+    end
   end
-  plan.restart(run, name)
+  if where == "changed" and not run.changed_here then return end
+  local this = #others > 0 and run.topology.this or {}
+  plan.restart(run, name, this.name, this.address)
+  if run.plan then return end
+  rollback.record(run, { op = "restart", service = name })
+  run.backend:restart(name)
+  rollback.changed(run)
+  if name == "kubelite" then
+    nodes.after_local_restart(run, run:remaining(), renew(run))
+  end
 end
 
 --- files -----------------------------------------------------------------
@@ -696,6 +773,28 @@ local function need_write(run, root, rel, fname)
   end
   local top = rel:match("^[^/]+")
   need(run, root .. ":" .. top, fname .. "(" .. root .. ":" .. rel .. ")")
+end
+
+--- On a cluster of several nodes an args: file is changed on every node
+--- with config.set_args; a write of this node's copy alone would make the
+--- nodes disagree.
+local function refuse_args_write(run, root, rel, fname)
+  if root ~= "args" or fname == "config.set_args" then return end
+  local others = nodes.others(run)
+  if #others > 0 then
+    error(string.format("%s(args:%s) is refused on a cluster of %d nodes: "
+      .. "it would change this node only; use config.set_args, which "
+      .. "changes every node", fname, rel, #others + 1), 0)
+  end
+end
+
+--- This node's name when the cluster has other nodes: the plan says
+--- that an args: or bin: change is made on this node (a bin: change only
+--- ever is).
+local function node_label(run, root)
+  if root ~= "args" and root ~= "bin" then return nil end
+  local top = run.topology or nodes.topology(run)
+  return #top.others > 0 and top.this and top.this.name or nil
 end
 
 ---config.read.
@@ -763,8 +862,9 @@ local function change_file(run, root, dir, rel, new, mode, fname)
   local prior = fs_ok(path, run.fs.read(dir, rel))
   local st = prior and run.fs.stat(dir, rel)
   mode = new ~= nil and file_mode(path, st, mode, fname) or nil
+  local node = node_label(run, root)
   if prior == new and (st and st.mode) == mode then
-    plan.file(run, path, prior, new, mode)
+    plan.file(run, path, prior, new, mode, node)
     return false
   end
   if root == "state" then
@@ -780,7 +880,7 @@ local function change_file(run, root, dir, rel, new, mode, fname)
     end
     rollback.changed(run)
   end
-  plan.file(run, path, prior, new, mode)
+  plan.file(run, path, prior, new, mode, node)
   return true
 end
 
@@ -798,6 +898,7 @@ function H.config_write(run, path, content, opts)
     argerr(3, "write", "mode must be an octal string like \"0644\"")
   end
   need_write(run, root, rel, "config.write")
+  refuse_args_write(run, root, rel, "config.write")
   change_file(run, root, dir, rel, content, opts.mode, "config.write")
 end
 
@@ -808,28 +909,92 @@ end
 function H.config_remove(run, path)
   local root, dir, rel = split_path(run, path, 1, "remove")
   need_write(run, root, rel, "config.remove")
+  refuse_args_write(run, root, rel, "config.remove")
   if fs_ok(path, run.fs.read(dir, rel)) == nil then return false end
   change_file(run, root, dir, rel, nil, nil, "config.remove")
   return true
 end
 
----config.args: the flags of an args file.
+---config.args: the flags of an args file, this node's or, as well as
+---uphook can know them, another node's.
 ---@param run uphook.Run
 ---@param service string
----@return table<string, string|true>
-function H.config_args(run, service)
+---@param node string|nil a node's name (default: this node)
+---@return table<string, string|true> values
+---@return table<string, "read"|"assumed"> how
+function H.config_args(run, service, node)
   checktype(service, "string", 1, "args")
+  checktype(node, "string", 2, "args", true)
   local _, dir, rel = split_path(run, "args:" .. service, 1, "args")
-  return run.argsfile.parse(fs_ok("args:" .. service, run.fs.read(dir, rel))
-    or "")
+  local here = run.argsfile.parse(fs_ok("args:" .. service,
+    run.fs.read(dir, rel)) or "")
+  local top = nodes.topology(run)
+  if node == nil or (top.this and top.this.name == node)
+     or (not top.this and node == run.hostname) then
+    local how = {}
+    for k in pairs(here) do how[k] = "read" end
+    return here, how
+  end
+  if not top.names[node] then
+    error(string.format("config.args(%s, %s): no node is named %s",
+      service, node, node), 0)
+  end
+  return nodes.view(run, service, node, here)
 end
 
----config.set_args: edit an args file, keeping other lines.
+--- This node's share of a set_args on several nodes, as a node entry
+--- (the file's own diff is in the plan too).
+local function this_node_entry(run, service, old, new)
+  local a, b = run.argsfile.parse(old), run.argsfile.parse(new)
+  local e = { node = run.topology.this.name,
+    address = run.topology.this.address, service = service, changes = {},
+    this = true }
+  local flags = {}
+  for k in pairs(a) do flags[k] = true end
+  for k in pairs(b) do flags[k] = true end
+  for _, flag in ipairs(nodes.sorted_keys(flags)) do
+    if nodes.differ(a[flag], b[flag]) then
+      e.changes[#e.changes + 1] = { flag = flag, prior = a[flag] or false,
+        how = "read", new = b[flag] or false }
+    end
+  end
+  plan.node_args(run, e)
+end
+
+--- Journal every node's change, then send them all at once (the live
+--- backend in parallel); a failure names each node it happened on.
+local function send_remote(run, list)
+  local reqs, recs = {}, {}
+  for i, e in ipairs(list) do
+    recs[i] = { op = "node_args", node = e.node, address = e.address,
+      service = e.service, prior = e.prior, how = e.how, new = e.new }
+    rollback.record(run, recs[i])
+    reqs[i] = nodes.args_request(run, e.node, e.address, e.service, e.new)
+  end
+  local bad = {}
+  for i, r in ipairs(nodes.send(run, reqs)) do
+    if r.ok then
+      run.changed_nodes[list[i].node] = true
+      rollback.changed(run)
+    else
+      recs[i].unsent = nodes.undelivered(r)
+      bad[#bad + 1] = nodes.failure(reqs[i], r)
+    end
+  end
+  if #bad > 0 then
+    error("config.set_args(" .. list[1].service .. "): "
+      .. table.concat(bad, "; "), 0)
+  end
+end
+
+---config.set_args: edit an args file on every node (opts.nodes), keeping
+---this node's other lines; other nodes through their cluster-agent.
 ---@param run uphook.Run
 ---@param service string
 ---@param changes table<string, string|boolean>
----@return boolean changed
-function H.config_set_args(run, service, changes)
+---@param opts table|nil {nodes = "all"|"this", assume = boolean}
+---@return boolean changed any node's file
+function H.config_set_args(run, service, changes, opts)
   checktype(service, "string", 1, "set_args")
   checktype(changes, "table", 2, "set_args")
   for k, v in pairs(changes) do
@@ -842,12 +1007,28 @@ function H.config_set_args(run, service, changes)
         .. " must be a string, true or false")
     end
   end
+  opts = checkopts(opts, { nodes = true, assume = true }, 3, "set_args")
+  checktype(opts.assume, "boolean", 3, "set_args", true)
+  local where = scope(opts, 3, "set_args", { all = true, this = true })
   local root, dir, rel = split_path(run, "args:" .. service, 1, "set_args")
   need_write(run, root, rel, "config.set_args")
   local old = fs_ok("args:" .. service, run.fs.read(dir, rel)) or ""
   local new, changed = run.argsfile.edit(old, changes)
-  if not changed then return false end
-  return change_file(run, root, dir, rel, new, nil, "config.set_args")
+  local others = where == "all" and nodes.others(run) or {}
+  if changed then
+    change_file(run, root, dir, rel, new, nil, "config.set_args")
+    run.changed_here = true
+    if #others > 0 then this_node_entry(run, service, old, new) end
+  end
+  if #others == 0 then return changed end
+  local list = nodes.plan_args(run, others, service, changes,
+    run.argsfile.parse(old), opts.assume)
+  for _, e in ipairs(list) do
+    plan.node_args(run, e)
+    if run.plan then run.changed_nodes[e.node] = true end
+  end
+  if not run.plan and #list > 0 then send_remote(run, list) end
+  return changed or #list > 0
 end
 
 --- downloads -----------------------------------------------------------
@@ -1012,6 +1193,7 @@ function H.config_install(run, downloaded, path, opts)
     argerr(3, "install", "mode must be an octal string like \"0755\"")
   end
   need_write(run, root, rel, "config.install")
+  refuse_args_write(run, root, rel, "config.install")
   local path = root .. ":" .. rel
   local st = run.fs.stat(dir, rel)
   local mode = file_mode(path, st, opts.mode, "config.install")
@@ -1020,7 +1202,7 @@ function H.config_install(run, downloaded, path, opts)
       src:match("([^/]+)$")) or {}).size
     charge_state(run, dir, rel, st and st.size, size or 0, "config.install")
   end
-  plan.install(run, downloaded, path, mode)
+  plan.install(run, downloaded, path, mode, node_label(run, root))
   if run.plan then return end
   rollback.record_backup(run, root, dir, rel)
   -- the copy is verified against the token's sum (the cache is checked

@@ -7,6 +7,7 @@
 local kinds = require "uphook.kinds"
 local tables = require "uphook.tables"
 local lease = require "uphook.lease"
+local nodes = require "uphook.nodes"
 
 local M = {}
 
@@ -290,14 +291,49 @@ end
 local function describe(rec)
   if rec.op == "kube" then return kinds.label(rec.ref) end
   if rec.op == "file" then return rec.root .. ":" .. rec.path end
+  if rec.op == "node_args" then
+    return "args:" .. tostring(rec.service) .. " on " .. nodes.label(rec)
+  end
+  if rec.op == "node_restart" then
+    return "restart " .. tostring(rec.service) .. " on " .. nodes.label(rec)
+  end
   return rec.op
+end
+
+local function msg_of(e)
+  return type(e) == "table" and tostring(e.message or "error")
+         or tostring(e)
+end
+
+--- Services restarted on new settings restart again on the old ones:
+--- the other nodes first, one at a time (each Ready again before the
+--- next), then this node, as the upgrade rolled them. A node restarts
+--- again only when its args were restored.
+local function restart_again(run, remote, here, restored_on, problems)
+  for _, rec in ipairs(remote) do
+    if restored_on[rec.node] then
+      local ok, e = pcall(nodes.restart_again, run, rec)
+      if not ok then
+        problems[#problems + 1] = describe(rec) .. ": " .. msg_of(e)
+      end
+    end
+  end
+  for _, svc in ipairs(here) do
+    local ok, e = pcall(run.backend.restart, run.backend, svc)
+    if ok and svc == "kubelite" then
+      ok, e = pcall(nodes.after_local_restart, run, nodes.UNDO_WAIT)
+    end
+    if not ok then problems[#problems + 1] = "restart " .. svc .. ": "
+      .. msg_of(e) end
+  end
 end
 
 ---Undo every record in reverse. Returns true, or false and the list of
 ---changes that could not be undone (the journal is then kept).
 ---@return boolean ok, string[] problems, string[] restored
 function M.undo(run, records)
-  local problems, restored, restarts = {}, {}, {}
+  local problems, restored = {}, {}
+  local here, remote, seen, restored_on = {}, {}, {}, {}
   -- a "made" record belongs to the change of the same object before it
   local last = {}
   for _, rec in ipairs(records) do
@@ -310,23 +346,28 @@ function M.undo(run, records)
     local ok, what = pcall(function()
       if rec.op == "kube" then return undo_kube(run, rec)
       elseif rec.op == "file" then return undo_file(run, rec)
-      elseif rec.op == "restart" then restarts[rec.service] = true
+      elseif rec.op == "node_args" and not rec.unsent then
+        nodes.undo_args(run, rec)
+        restored_on[rec.node] = true
+        return "restored "
+      elseif rec.op == "restart" and not seen[rec.service] then
+        seen[rec.service] = true
+        table.insert(here, 1, rec.service)
+      elseif rec.op == "node_restart" and not rec.unsent then
+        local key = rec.node .. "\0" .. rec.service
+        if not seen[key] then
+          seen[key] = true
+          table.insert(remote, 1, rec)
+        end
       end
     end)
     if not ok then
-      local msg = type(what) == "table" and (what.message or "error")
-                  or tostring(what)
-      problems[#problems + 1] = describe(rec) .. ": " .. msg
+      problems[#problems + 1] = describe(rec) .. ": " .. msg_of(what)
     elseif what then
       restored[#restored + 1] = what .. describe(rec)
     end
   end
-  -- a service restarted on new settings restarts again on the old ones
-  for svc in pairs(restarts) do
-    local ok, e = pcall(run.backend.restart, run.backend, svc)
-    if not ok then problems[#problems + 1] = "restart " .. svc .. ": "
-      .. tostring(e) end
-  end
+  restart_again(run, remote, here, restored_on, problems)
   return #problems == 0, problems, restored
 end
 

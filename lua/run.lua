@@ -88,6 +88,12 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field locked? boolean the Lease is held
 ---@field pending? string this node's name while the Lease marks its journal pending (lua/lease.lua)
 ---@field renewed? number when the Lease was last renewed (wall clock)
+---@field host_root? string where this node's /etc/resolv.conf etc. are read (tests, offline worlds; nil: the real host)
+---@field topology? uphook.Topology the cluster's nodes, as last listed (lua/nodes.lua)
+---@field preflight? uphook.Topology the nodes the preflight checked: a change goes to these
+---@field changed_nodes table<string, true> the other nodes whose args this run changed
+---@field changed_here? boolean this node's args changed in this run
+---@field repaired? boolean at the current version: node drift is being repaired
 ---@field noop? boolean already at the target version: nothing ran
 ---@field error? string what ended the run
 ---@field trace? string the hook's traceback

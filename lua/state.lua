@@ -45,7 +45,8 @@ function M.commit(run, saved)
   end
   history[#history + 1] = { from = run.from, to = run.to,
     time = now_iso(run), code = 0,
-    result = run.reconfigure and "reconfigured" or "upgraded",
+    result = run.repaired and "repaired"
+      or run.reconfigure and "reconfigured" or "upgraded",
     params = run.reconfigure }
   while #history > 10 do table.remove(history, 1) end
   local obj = { apiVersion = "v1", kind = "ConfigMap",

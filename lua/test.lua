@@ -67,7 +67,7 @@ local FAULT_ON = { ["kube.apply"] = true, ["kube.delete"] = true,
 --- The keys env:fail{} takes.
 local FAULT_KEYS = { on = true, kind = true, name = true, path = true,
   error = true, code = true, reason = true, after = true, times = true,
-  namespace = true }
+  namespace = true, node = true }
 
 local function sorted_keys(set)
   local out = {}
@@ -106,17 +106,58 @@ local function fault_message(f, on, kind, name)
   return "injected fault in " .. on
 end
 
+--- The agent errors that are not an answer of the agent (docs/internals.md).
+local TRANSPORT = { Unreachable = true, TLSError = true, Timeout = true,
+  BadAnswer = true }
+
+--- env:fail at another node's change: that node's cluster-agent answers
+--- the request with an error (500 AgentError), or with `reason` one of
+--- TRANSPORT, the request fails so; the others go to the mock's agents.
+local function faulty_agents(backend, check, change)
+  local function fault(req)
+    for _, svc in ipairs(req.body.service or {}) do
+      local on = svc.restart and "service.restart"
+        or ((#(svc.arguments_update or {}) > 0
+             or #(svc.arguments_remove or {}) > 0) and "config.set_args")
+      if on and change(on, nil, svc.name, nil, req.node) then
+        local ok, e = pcall(check, on, nil, svc.name, nil, nil, req.node)
+        if not ok then
+          local agent = not TRANSPORT[e.reason]
+          return { ok = false, error = { code = agent and (e.code or 500)
+            or 0, node = req.node, address = req.address,
+            reason = agent and "AgentError" or e.reason,
+            message = string.format("node %s (%s): %s", req.node,
+              req.address, e.message) } }
+        end
+      end
+    end
+  end
+  return function(_, reqs, opts)
+    local out, pass, at = {}, {}, {}
+    for i, req in ipairs(reqs) do
+      out[i] = fault(req)
+      if not out[i] then pass[#pass + 1], at[#pass + 1] = req, i end
+    end
+    for k, r in ipairs(backend:agent_configure(pass, opts)) do
+      out[at[k]] = r
+    end
+    return out
+  end
+end
+
 --- Wrap a backend and the C families so that env:fail faults fire at
 --- the primitive's change (after what came before it really happened),
---- or at a read or watch.
+--- or at a read or watch. A change has a node: this one (env.hostname),
+--- or another whose agent the change is a request to.
 local function faulty(env, backend, c)
-  local function check(on, kind, name, path, ns)
+  local function check(on, kind, name, path, ns, node)
     if env.rolling_back then return end   -- faults hit the hook's changes
     for _, f in ipairs(env.faults) do
       if f.on == on and (f.kind == nil or f.kind == kind)
          and (f.name == nil or f.name == name)
          and (f.namespace == nil or f.namespace == ns)
-         and (f.path == nil or f.path == path) then
+         and (f.path == nil or f.path == path)
+         and (f.node == nil or f.node == node) then
         f.seen = (f.seen or 0) + 1
         if f.seen > (f.after or 0) and f.seen <= (f.after or 0)
            + (f.times or 1) then
@@ -130,11 +171,11 @@ local function faulty(env, backend, c)
   end
   -- a change of the hook's, recorded in env.changes (t.each_fault faults
   -- each in turn); the engine's own Lease is not one
-  local function change(on, kind, name, path)
+  local function change(on, kind, name, path, node)
     if env.rolling_back then return false end
     if kind == "Lease" and name == "uphook-" .. env.name then return false end
     env.change_log[#env.change_log + 1] = { on = on, kind = kind,
-      name = name, path = path }
+      name = name, path = path, node = node }
     return true
   end
   local b = setmetatable({}, { __index = backend })
@@ -169,19 +210,22 @@ local function faulty(env, backend, c)
     return backend:delete(kind, name, ns)
   end
   function b:restart(svc)
-    if change("service.restart", nil, svc) then
-      check("service.restart", nil, svc)
+    if change("service.restart", nil, svc, nil, env.hostname) then
+      check("service.restart", nil, svc, nil, nil, env.hostname)
     end
     return backend:restart(svc)
   end
+  b.agent_configure = faulty_agents(backend, check, change)
   local fs = setmetatable({}, { __index = c.fs })
   for _, op in ipairs { "write", "remove" } do
     fs[op] = function(dir, rel, ...)
       local root = env.root_of[dir]
-      if root and change("config." .. op, nil, nil, root .. ":" .. rel) then
-        check("config." .. op, nil, nil, root .. ":" .. rel)
+      if root and change("config." .. op, nil, nil, root .. ":" .. rel,
+          env.hostname) then
+        check("config." .. op, nil, nil, root .. ":" .. rel, nil,
+          env.hostname)
         if root == "args" then
-          check("config.set_args", nil, rel)
+          check("config.set_args", nil, rel, nil, nil, env.hostname)
         end
       end
       return c.fs[op](dir, rel, ...)
@@ -189,8 +233,10 @@ local function faulty(env, backend, c)
   end
   function fs.install(src, dir, rel, mode)
     local root = env.root_of[dir]
-    if root and change("config.install", nil, nil, root .. ":" .. rel) then
-      check("config.install", nil, nil, root .. ":" .. rel)
+    if root and change("config.install", nil, nil, root .. ":" .. rel,
+        env.hostname) then
+      check("config.install", nil, nil, root .. ":" .. rel, nil,
+        env.hostname)
     end
     return c.fs.install(src, dir, rel, mode)
   end
@@ -210,13 +256,82 @@ Env.__index = Env
 --- The keys t.env{} takes.
 local ENV_KEYS = { addon = true, name = true, cluster = true, state = true,
   args = true, files = true, downloads = true, plan_fetch = true,
-  hostname = true, timeout = true, memory_limit = true, state_quota = true }
+  hostname = true, timeout = true, memory_limit = true, state_quota = true,
+  nodes = true, resolv_conf = true }
+
+--- The keys of a t.env{nodes = {...}} entry, and its agent faults.
+local NODE_KEYS = { name = true, args = true, address = true, ready = true,
+  agent = true }
+local AGENT_FAULTS = { unreachable = true, tls = true, token = true }
+
+--- t.env{nodes = ...}: Node objects for the names the fixture lacks (Ready,
+--- an InternalIP), the ready/address given for the others; returns each
+--- node's args files and agent fault.
+local function add_nodes(env, list)
+  local files, faults = {}, {}
+  if type(list) ~= "table" then error("t.env: nodes must be a list", 3) end
+  for i, n in ipairs(list) do
+    if type(n) == "string" then n = { name = n } end
+    if type(n) ~= "table" or type(n.name) ~= "string" then
+      error("t.env: nodes[" .. i .. "] must be a name or {name = ...}", 3)
+    end
+    check_keys("t.env: nodes[" .. i .. "]", n, NODE_KEYS, 3)
+    if n.agent ~= nil and not AGENT_FAULTS[n.agent]
+       and not tostring(n.agent):match("^error") then
+      error("t.env: nodes[" .. i .. "].agent must be \"unreachable\", "
+        .. "\"tls\", \"token\" or \"error[: message]\"", 3)
+    end
+    local node = env.backend:get("v1/Node", n.name)
+    if not node then
+      node = { apiVersion = "v1", kind = "Node", metadata = { name = n.name,
+        labels = { ["kubernetes.io/hostname"] = n.name,
+          ["kubernetes.io/arch"] = "amd64", ["kubernetes.io/os"] = "linux" } },
+        status = { addresses = { { type = "InternalIP",
+          address = string.format("10.0.1.%d", 10 + i) } },
+          conditions = { { type = "Ready", status = "True" } } } }
+    end
+    node.status = node.status or {}
+    if n.address then
+      node.status.addresses = { { type = "InternalIP", address = n.address } }
+    end
+    if n.ready ~= nil then
+      node.status.conditions = { { type = "Ready",
+        status = n.ready and "True" or "False" } }
+    end
+    env.backend:_seed(node)
+    env.hostname = env.hostname or n.name
+    files[n.name], faults[n.name] = n.args, n.agent
+  end
+  if #list > 0 then env.backend:_nodes_changed() end
+  return files, faults
+end
+
+--- Every node's files (uphook.offline.nodes): MicroK8s's default args
+--- files, which t.env's args (this node) and nodes[i].args replace;
+--- agent faults; this node's resolv.conf files under env.host_root.
+local function node_world(env, o, tmp, node_files, node_faults)
+  local offline = require "uphook.offline"
+  node_files[env.hostname] = node_files[env.hostname] or o.args
+  env.agents = offline.nodes(C, env.backend, env.roots.args, tmp .. "/nodes",
+    node_files)
+  for name, f in pairs(node_faults) do
+    assert(C.sys.write(tmp .. "/nodes/" .. name .. "/agent", f))
+  end
+  env.host_root = tmp .. "/host"
+  for path, text in pairs(o.resolv_conf or {}) do
+    if type(path) ~= "string" or path:sub(1, 1) ~= "/" then
+      error("t.env: resolv_conf keys are absolute paths", 3)
+    end
+    assert(C.sys.mkdirs(env.host_root .. path:match("^(.*)/[^/]*$")))
+    assert(C.sys.write(env.host_root .. path, text))
+  end
+end
 
 ---A fresh mock world for one hook run (docs/contract.md §6).
 ---@param o {addon:string, name?:string, cluster?:string, state?:table,
----  args?:table, downloads?:table, files?:table, plan_fetch?:boolean,
----  hostname?:string, timeout?:number, memory_limit?:integer,
----  state_quota?:integer}
+---  args?:table, nodes?:table, resolv_conf?:table, downloads?:table,
+---  files?:table, plan_fetch?:boolean, hostname?:string, timeout?:number,
+---  memory_limit?:integer, state_quota?:integer}
 function M.env(o)
   if type(o) ~= "table" or type(o.addon) ~= "string" then
     error("t.env: addon (the addon folder) is required", 2)
@@ -241,7 +356,6 @@ function M.env(o)
       env.hostname = ob.metadata.name
     end
   end
-  env.hostname = env.hostname or "uphook-test-node"
   local seed = nil
   if o.cluster then
     local key = resolve(o.cluster)
@@ -252,6 +366,9 @@ function M.env(o)
     end
   end
   env.backend = offline.cluster(C, objs, env.hostname, seed)
+  local node_files, node_faults = add_nodes(env, o.nodes or {})
+  env.hostname = env.hostname or "uphook-test-node"
+  env.backend.this_node_name = env.hostname
   local tmp = assert(C.sys.mkdtemp())
   tempdirs[#tempdirs + 1] = tmp
   env.roots = { args = tmp .. "/args", bin = tmp .. "/bin",
@@ -263,9 +380,7 @@ function M.env(o)
   end
   env.journal_path = tmp .. "/journal/" .. env.name .. ".journal"
   env.cache_dir = tmp .. "/cache"
-  for svc, text in pairs(o.args or {}) do
-    assert(C.fs.write(env.roots.args, svc, text))
-  end
+  node_world(env, o, tmp, node_files, node_faults)
   for path, text in pairs(o.files or {}) do
     local root, rel = path:match("^(%a+):(.+)$")
     assert(C.fs.write(env.roots[root], rel, text))
@@ -335,14 +450,14 @@ local function run_hook(env, command, args)
     journal_path = env.journal_path, cache_dir = env.cache_dir,
     plan_fetch = env.o.plan_fetch, hostname = env.hostname, report = report,
     timeout = env.o.timeout or 60, record_calls = true,
-    state_quota = env.o.state_quota,
+    state_quota = env.o.state_quota, host_root = env.host_root,
     memory_limit = (env.o.memory_limit or 256) << 20,
     clock_wall = function() return 1.8e9 + (clock and clock:now() or 0) end,
     pid = 1 }
   env.runs[#env.runs + 1] = run
   return { code = code, error = run.error, log = report.lines,
     plan = run.entries, trace = run.trace, noop = run.noop == true,
-    calls = run.calls, run = run }
+    from = run.from, to = run.to, calls = run.calls, run = run }
 end
 
 ---Run `uphook upgrade` on this env. Returns {code, error, log, plan}.
@@ -417,14 +532,29 @@ function Env:state()
     history = d.history and C.yaml.decode(d.history) or {} }
 end
 
-function Env:file(path)
+---A file by `root:path`; with `node`, another node's `args:` file.
+function Env:file(path, node)
   local root, rel = path:match("^(%a+):(.+)$")
   assert(root and self.roots[root], "env:file: root:path expected")
+  if node and node ~= self.hostname then
+    assert(root == "args", "env:file: another node has only args: files")
+    return self.agents:read(node, rel)
+  end
   return C.fs.read(self.roots[root], rel)
 end
 
-function Env:args(service)
-  return C.argsfile.parse(self:file("args:" .. service) or "")
+---A parsed args file of this node, or of `node`.
+function Env:args(service, node)
+  return C.argsfile.parse(self:file("args:" .. service, node) or "")
+end
+
+---A node's running kubelet configuration, as nodes.kubelet_config reads
+---it (what the node's kubelet last started with); nil and an error when
+---it does not answer.
+function Env:kubelet_config(node)
+  local kc, err = self.backend:kubelet_config(node)
+  if not kc then return nil, type(err) == "table" and err.message or err end
+  return kc
 end
 
 ---The recorded calls of a primitive across this env's runs: list of
@@ -510,15 +640,40 @@ function Env:files()
   for _, root in ipairs { "args", "bin", "state" } do
     walk(root, self.roots[root], "")
   end
+  -- other nodes: their key=value lines (the cluster-agent rewrites a file
+  -- trimmed, without blank lines) and what their kubelet runs with
+  local function lines(text)
+    local t = {}
+    for l in (text or ""):gmatch("[^\n]+") do
+      l = l:match("^%s*(.-)%s*$")
+      if l ~= "" then t[#t + 1] = l end
+    end
+    return table.concat(t, "\n")
+  end
+  for _, n in ipairs(self.backend:list("v1/Node")) do
+    local name = n.metadata.name
+    if name ~= self.hostname and self.agents then
+      local dir = self.agents:args_dir(name)
+      for _, f in ipairs(C.sys.listdir(dir) or {}) do
+        out[name .. " args:" .. f] = lines(C.sys.read(dir .. "/" .. f))
+      end
+      out[name .. " kubelet"] = lines(C.sys.read(self.agents.nodes_dir
+        .. "/" .. name .. "/kubelet.running"))
+    end
+  end
   return out
 end
 
----The services restarted on this node, in order (a2's multi-node
----harness extends it to other nodes).
+---The services restarted on this node, or on `node`, in order.
+---@param node? string
 ---@return string[]
-function Env:restarts()
+function Env:restarts(node)
   local out = {}
-  for i, r in ipairs(self.backend.restarts) do out[i] = r.service end
+  if node == nil or node == self.hostname then
+    for i, r in ipairs(self.backend.restarts) do out[i] = r.service end
+    return out
+  end
+  for i, svc in ipairs(self.agents.restarts[node] or {}) do out[i] = svc end
   return out
 end
 
@@ -583,7 +738,8 @@ local ENV_METHODS = { upgrade = true, plan = true, get = true, list = true,
   state = true, seed_state = true, args = true, file = true, files = true,
   calls = true, changes = true, snapshot = true, stall = true,
   unstall = true, apply = true, patch = true, delete = true,
-  clear_faults = true, restarts = true, fail = true }
+  clear_faults = true, restarts = true, fail = true,
+  kubelet_config = true }
 
 -- What crosses back to the child: plain data (a run's record stays here).
 local function plain_result(method, ...)

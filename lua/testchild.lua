@@ -28,7 +28,8 @@ end
 --- The methods of an environment, as the broker's lua/test.lua has them.
 local METHODS = { "upgrade", "plan", "get", "list", "state", "seed_state",
   "args", "file", "files", "calls", "changes", "snapshot", "stall",
-  "unstall", "apply", "patch", "delete", "clear_faults", "restarts" }
+  "unstall", "apply", "patch", "delete", "clear_faults", "restarts",
+  "kubelet_config" }
 
 local Env = {}
 Env.__index = Env

@@ -168,13 +168,15 @@ end
 --- The fault sweep -----------------------------------------------------------
 
 local function change_label(ch)
-  return ch.path or ((ch.kind and (ch.kind .. " ") or "") .. tostring(ch.name))
+  return (ch.path or ((ch.kind and (ch.kind .. " ") or "")
+    .. tostring(ch.name))) .. (ch.node and (" on " .. ch.node) or "")
 end
 
 ---Fault every change an upgrade makes, in turn, and check that each one
 ---is rolled back exactly. A first run of `env_fn()` without a fault
 ---records the changes (applies, deletes, file writes, installs,
----restarts, the state commit); then, for each change, a fresh
+---restarts, each other node's args change and restart, the state
+---commit); then, for each change, a fresh
 ---`env_fn()` fails at it and the upgrade must exit 4 when it was the
 ---first change (nothing to undo) or 1 after one, with the fault's
 ---message, leaving the cluster (`env:snapshot()`), the node's files and
@@ -192,13 +194,15 @@ function M.each_fault(env_fn, opts)
   local seen, changes = {}, happy:changes()
   if #changes == 0 then fail("t.each_fault: the upgrade changed nothing", 2) end
   for i, ch in ipairs(changes) do
-    seen[ch.on] = (seen[ch.on] or 0) + 1
+    -- counted per node: a change on another node is its agent's request
+    local key = ch.on .. "\0" .. tostring(ch.node)
+    seen[key] = (seen[key] or 0) + 1
     local what = string.format("a fault at change %d of %d (%s #%d, %s)",
-      i, #changes, ch.on, seen[ch.on], change_label(ch))
+      i, #changes, ch.on, seen[key], change_label(ch))
     local msg = string.format("[injected fault %d]", i)
     local e = env_fn()
     local before, files, st = e:snapshot(), e:files(), e:state()
-    e:fail { on = ch.on, after = seen[ch.on] - 1, error = msg }
+    e:fail { on = ch.on, node = ch.node, after = seen[key] - 1, error = msg }
     local r = e:upgrade(args)
     eq(r.code, i == 1 and 4 or 1, what .. ": the exit code ("
       .. tostring(r.error) .. ")", 2)

@@ -21,7 +21,7 @@
 --- Changed on the way in: `load` compiles text only (binary chunks are
 --- refused) and takes no `mode`; `setmetatable` refuses `__gc`;
 --- `collectgarbage` answers only `"count"`; `require` loads the
---- standard library (`semver`, `migrate`, `manifest`, `retry`) and the
+--- standard library (`semver`, `migrate`, `manifest`, `retry`, `ip`) and the
 --- `.lua` files of the addon's own folder; `string.rep` of empty strings
 --- returns at once. Gone: `print` (use `log.info`), `dofile`,
 --- `loadfile`, `string.dump`, `io`, `os`, `debug`,
@@ -124,6 +124,14 @@
 
 ---@class uphook.InstallOpts
 ---@field mode? string octal permission string (default: an existing file's own mode, `"0644"` for a new one; `"0755"` for binaries). The same rules as `config.write`'s
+
+---Which nodes a node-setting change goes to.
+---@class uphook.SetArgsOpts
+---@field nodes? "all"|"this" every node of the cluster (the default), or this node only
+---@field assume? boolean `false`: a node whose prior value cannot be read (its kubelet's configz does not show the flag, or the service is not the kubelet) gets the change whatever it has, and counts as changed. By default such a node is assumed to have this node's value.
+
+---@class uphook.RestartOpts
+---@field nodes? "all"|"this"|"changed" every node (the default), this node only, or the nodes whose args this run changed
 
 ---An entry of `nodes.list()`.
 ---@class uphook.Node
@@ -372,17 +380,32 @@ function config.install(downloaded, path, opts) end
 
 ---Parse an args file of `$SNAP_DATA/args/` (`--flag=value`, `--flag
 ---value` or bare `--flag` lines; comments ignored). A missing file is an
----empty table.
+---empty table. With `node` (another node's name) it returns what uphook
+---can know of that node's file, since no API reads it: this node's
+---values, with each flag the node's kubelet configz shows read from it
+---(kubelet only); the second result says which: `"read"` or
+---`"assumed"` (this node's value). For this node every flag is `"read"`.
 ---@param service string e.g. `"kubelet"`, `"kube-apiserver"`
+---@param node? string a node's name (default: this node)
 ---@return table<string, string|true> flags `{["--flag"] = "value" | true}`
-function config.args(service) end
+---@return table<string, "read"|"assumed"> how
+function config.args(service, node) end
 
----✎ Edit an args file: other lines, comments and order are kept. Needs
----`args:<service>`. Journaled.
+---✎ Edit an args file on every node of the cluster (as MicroK8s'
+---`refresh_opt_in_config` does), or on this node with `{nodes = "this"}`.
+---Needs `args:<service>`. This node: the file directly, other lines,
+---comments and order kept. Other nodes: their cluster-agent
+---(`POST :25000/cluster/api/v1.0/configure`), all at once, each change
+---journaled first with the node's prior value (from its kubelet configz
+---where it shows the flag, else this node's: "assumed"). Returns true
+---when any node changed: this node's file, or another node whose known
+---prior differs from the new value. On a cluster of several nodes,
+---`config.write` and `config.remove` of `args:` files are refused.
 ---@param service string
 ---@param changes table<string, string|boolean> `--flag` to a string (set), true (bare flag) or false (remove)
----@return boolean changed false when the file already said so
-function config.set_args(service, changes) end
+---@param opts? uphook.SetArgsOpts
+---@return boolean changed false when no node's file changed
+function config.set_args(service, changes, opts) end
 
 -- nodes and services -------------------------------------------------------------
 
@@ -398,14 +421,38 @@ function nodes.list() end
 ---@return uphook.Node
 function nodes.this() end
 
+---The running configuration of a node's kubelet (`GET
+---/api/v1/nodes/<name>/proxy/configz`): the `kubeletconfig` object,
+---`{clusterDNS = {...}, clusterDomain = "...", resolvConf = "...",
+---authentication = {webhook = {enabled = true}}, ...}`. It shows what the
+---kubelet runs with since its last start, not its args file. An error
+---naming the node when it does not answer.
+---@param name string the node's name
+---@return table kubeletconfig
+function nodes.kubelet_config(name) end
+
+---This node's resolv.conf with upstream nameservers, chosen as MicroK8s'
+---`find-resolv-conf.py` does: the first of `/etc/resolv.conf` and
+---`/run/systemd/resolve/resolv.conf` whose nameservers are all valid,
+---non-loopback addresses; nil when neither is (`microk8s enable dns`
+---then falls back to 8.8.8.8 8.8.4.4). Read-only.
+---@return string|nil path
+function nodes.resolv_conf() end
+
 ---MicroK8s services on this node.
 service = {}
 
 ---✎ Restart `kubelite` or a `microk8s.daemon-*` service (through
----`snapctl restart`). Needs `restart:<name>`. A rollback restarts it again
----on the restored settings.
+---`snapctl restart`), on every node by default. Needs `restart:<name>`.
+---The nodes roll one at a time: the other nodes first, through their
+---cluster-agent, each Ready again with its kubelet answering before the
+---next; this node last, then uphook waits (within `--timeout`) until the
+---API server answers again. `{nodes = "changed"}` restarts only the nodes
+---whose args this run changed ("restart where a line changed"). A
+---rollback restarts again every node whose args it restored.
 ---@param name string `"kubelite"` or `"microk8s.daemon-<name>"`
-function service.restart(name) end
+---@param opts? uphook.RestartOpts
+function service.restart(name, opts) end
 
 -- addon, data, log ---------------------------------------------------------------
 

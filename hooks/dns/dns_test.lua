@@ -309,14 +309,14 @@ for _, v in ipairs(VERSIONS) do
     local e = env(v, { args = { kubelet = "" } })
     t.eq(e:upgrade { "1.1.1.1" }.code, 0)
     local after, args = e:snapshot(), e:file("args:kubelet")
-    local n = #e:calls("kube.apply") + #e:calls("config.set_args")
     local r = e:upgrade { "8.8.8.8" }
     t.eq(r.code, 0, r.error)
-    t.eq(r.log, {}, "the hook's upgrade did not run")
-    t.eq(#e:calls("kube.apply") + #e:calls("config.set_args"), n)
+    -- at 1.14.3 the hook's plan ran (looking for node drift), silently
+    t.ok(r.noop, "no drift: nothing to do")
+    t.eq(r.log, {})
     t.eq(e:snapshot(), after)
     t.eq(e:file("args:kubelet"), args)
-    t.eq(#e:calls("service.restart"), 1)
+    t.eq(e:restarts(), { "kubelite" }, "only the first run restarted")
   end)
 end
 
@@ -337,4 +337,244 @@ t.case("an image without a version tag: detected from the objects", function()
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
   t.eq(e:state().history[1].from, "1.10.1")
+end)
+
+-- 7. Several nodes ------------------------------------------------------------
+
+-- kubelet's args with the given DNS IP and domain (KUBELET's other lines)
+local function kubelet(ip_, domain_)
+  return (KUBELET:gsub("10%.152%.183%.10", ip_):gsub("cluster%.local", domain_))
+end
+
+-- The custom cluster (kube-dns .53, domain k8s.lab) on three nodes: this
+-- one (mk8s-node1) and node-c out of step, node-b already right and
+-- node-c once given another IP by hand.
+local function three(extra)
+  local o = { addon = ADDON, cluster = "fixtures/cluster-1.10.1-custom.yaml",
+    args = { kubelet = KUBELET },
+    nodes = { { name = "node-b", args = { kubelet = kubelet("10.152.183.53", "k8s.lab") } },
+              { name = "node-c", args = { kubelet = kubelet("10.152.183.99", "cluster.local") } } } }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return t.env(o)
+end
+
+local NODES = { "mk8s-node1", "node-b", "node-c" }
+
+local function files(e)
+  local out = {}
+  for _, n in ipairs(NODES) do out[n] = e:file("args:kubelet", n) end
+  return out
+end
+
+t.case("three nodes: every kubelet gets the Service IP and domain, "
+  .. "restarted where a line changed, this node last", function()
+  local e = three()
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  for _, n in ipairs(NODES) do
+    t.eq(e:args("kubelet", n)["--cluster-dns"], "10.152.183.53", n)
+    t.eq(e:args("kubelet", n)["--cluster-domain"], "k8s.lab", n)
+    local kc = e:kubelet_config(n)
+    t.eq(kc.clusterDNS, { "10.152.183.53" }, n .. " runs with it")
+    t.eq(kc.clusterDomain, "k8s.lab", n)
+  end
+  t.eq(e:restarts(), { "kubelite" })
+  t.eq(e:restarts("node-b"), {}, "node-b already matched")
+  t.eq(e:restarts("node-c"), { "kubelite" })
+  -- this node's file keeps its comment and order; node-c's only changes
+  -- the two lines (its file has no blank lines to drop)
+  t.eq(e:file("args:kubelet"), kubelet("10.152.183.53", "k8s.lab"))
+  t.eq(e:file("args:kubelet", "node-c"), kubelet("10.152.183.53", "k8s.lab"))
+  -- the rolling order: node-c's restart before this node's
+  local order = {}
+  for _, ch in ipairs(e:changes()) do
+    if ch.on == "service.restart" then order[#order + 1] = ch.node end
+  end
+  t.eq(order, { "node-c", "mk8s-node1" })
+end)
+
+t.case("three nodes: the plan lists each node with its prior, read from "
+  .. "its kubelet", function()
+  local e = three()
+  local before = files(e)
+  local r = e:plan {}
+  t.eq(r.code, 0, r.error)
+  t.eq(files(e), before, "plan changes no node")
+  local by, restarts = {}, {}
+  for _, x in ipairs(r.plan) do
+    if x.type == "node_args" and not x.this then by[x.node] = x.changes end
+    if x.type == "restart" then restarts[#restarts + 1] = x.node end
+  end
+  t.eq(by["node-b"], nil)
+  t.eq(by["node-c"], {
+    { flag = "--cluster-dns", prior = "10.152.183.99", how = "read", new = "10.152.183.53" },
+    { flag = "--cluster-domain", prior = "cluster.local", how = "read", new = "k8s.lab" } })
+  t.eq(restarts, { "node-c", "mk8s-node1" })
+end)
+
+t.case("three nodes: node-c failing rolls every node back to its own prior",
+  function()
+    local e = three()
+    local before, snap = files(e), e:snapshot()
+    e:fail { on = "config.set_args", node = "node-c", error = "disk full" }
+    local r = e:upgrade {}
+    t.eq(r.code, 1, r.error)
+    t.match(r.error, "node node%-c %(10%.0%.1%.12%): disk full")
+    t.eq(e:snapshot(), snap)
+    t.eq(files(e), before, "each node has its own prior back (node-c: .99)")
+    t.eq(e:restarts("node-c"), {})
+    t.eq(e:restarts(), {})
+  end)
+
+t.case("three nodes: a failed restart on node-c restores every node and "
+  .. "restarts the restored ones again", function()
+    local e = three { nodes = { "node-b", { name = "node-c",
+      args = { kubelet = kubelet("10.152.183.99", "cluster.local") } } } }
+    local before = files(e)
+    e:fail { on = "service.restart", node = "node-c", error = "snapctl failed" }
+    local r = e:upgrade {}
+    t.eq(r.code, 1, r.error)
+    t.match(r.error, "node node%-c %(10%.0%.1%.12%): snapctl failed")
+    -- node-b (default args: no DNS lines) was changed and restarted
+    -- before node-c: restored, then restarted again
+    t.eq(e:args("kubelet", "node-b")["--cluster-dns"], nil)
+    t.eq(e:restarts("node-b"), { "kubelite", "kubelite" })
+    t.eq(e:restarts("node-c"), { "kubelite" }, "again, on its restored args")
+    t.eq(e:restarts(), {}, "this node never got to its restart")
+    t.eq(e:file("args:kubelet"), before["mk8s-node1"])
+    t.eq(e:file("args:kubelet", "node-c"), before["node-c"])
+    t.eq(e:kubelet_config("node-b").clusterDNS, nil)
+  end)
+
+for _, case in ipairs {
+  { "unreachable", "cannot connect to https://10%.0%.1%.12:25000" },
+  { "tls", "not signed by the cluster CA" },
+  { "token", "invalid token" },
+} do
+  t.case("three nodes: node-c's agent " .. case[1] .. ": exit 4 before any "
+    .. "change, naming the node", function()
+    local e = three { nodes = { "node-b", { name = "node-c", agent = case[1] } } }
+    local before, snap = files(e), e:snapshot()
+    local r = e:upgrade {}
+    t.eq(r.code, 4, r.error)
+    t.match(r.error, "^preflight: node node%-c %(10%.0%.1%.12%): ")
+    t.match(r.error, case[2])
+    t.match(r.error, "nothing was changed$")
+    t.eq(files(e), before)
+    t.eq(e:snapshot(), snap)
+    t.eq(e:state(), nil)
+  end)
+end
+
+t.case("three nodes: a NotReady node stops the run before any change", function()
+  local e = three { nodes = { "node-b", { name = "node-c", ready = false } } }
+  local before = files(e)
+  local r = e:upgrade {}
+  t.eq(r.code, 4, r.error)
+  t.match(r.error, "node node%-c is not Ready")
+  t.eq(files(e), before)
+end)
+
+t.case("at 1.14.3, a node that drifted is repaired like an upgrade", function()
+  local e = three { state = { version = "1.14.3" },
+    args = { kubelet = kubelet("10.152.183.53", "k8s.lab") } }
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.ok(not r.noop, "not nothing to do")
+  local warned = false
+  for _, l in ipairs(r.log) do
+    warned = warned or l:find("drift: args:kubelet on node node-c (10.0.1.12): "
+      .. "--cluster-dns is \"10.152.183.99\" (read), the hook sets "
+      .. "\"10.152.183.53\"", 1, true) ~= nil
+  end
+  t.ok(warned, "the drift is reported: " .. t.repr(r.log))
+  t.eq(e:args("kubelet", "node-c")["--cluster-dns"], "10.152.183.53")
+  t.eq(e:restarts("node-c"), { "kubelite" })
+  t.eq(e:restarts(), {}, "this node did not drift: not restarted")
+  t.eq(e:state().history[1].result, "repaired")
+  -- and then there is nothing left to do
+  local again = e:upgrade {}
+  t.eq(again.code, 0, again.error)
+  t.ok(again.noop)
+end)
+
+t.case("at 1.14.3, plan shows the drift and changes nothing", function()
+  local e = three { state = { version = "1.14.3" },
+    args = { kubelet = kubelet("10.152.183.53", "k8s.lab") } }
+  local before = files(e)
+  local r = e:plan {}
+  t.eq(r.code, 0, r.error)
+  t.ok(not r.noop)
+  local changed = {}
+  for _, x in ipairs(r.plan) do
+    if x.type == "node_args" and not x.this then changed[#changed + 1] = x.node end
+  end
+  t.eq(changed, { "node-c" })
+  t.eq(files(e), before)
+end)
+
+-- 8. --resolv-conf as enable sets it -------------------------------------------
+
+local STUB = "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch lan\n"
+local REAL = "# systemd-resolved's upstream servers\nnameserver 10.0.0.2\nnameserver fe80::1%2\n"
+
+t.case("no --resolv-conf: the first host resolv.conf without loopback "
+  .. "nameservers goes on every node's kubelet", function()
+  local e = three { resolv_conf = { ["/etc/resolv.conf"] = STUB,
+    ["/run/systemd/resolve/resolv.conf"] = REAL } }
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  for _, n in ipairs(NODES) do
+    t.eq(e:args("kubelet", n)["--resolv-conf"], "/run/systemd/resolve/resolv.conf", n)
+    t.eq(e:kubelet_config(n).resolvConf, "/run/systemd/resolve/resolv.conf", n)
+  end
+  t.eq(e:restarts("node-b"), { "kubelite" }, "node-b's line changed")
+end)
+
+t.case("/etc/resolv.conf itself has upstream nameservers: that one", function()
+  local e = env("1.10.1", { resolv_conf = { ["/etc/resolv.conf"] = "nameserver 1.1.1.1\n",
+    ["/run/systemd/resolve/resolv.conf"] = REAL } })
+  upgraded(e, e:upgrade {})
+  t.eq(e:args("kubelet")["--resolv-conf"], "/etc/resolv.conf")
+end)
+
+t.case("--resolv-conf is left alone: kubelet has one, only loopback "
+  .. "servers, or nameservers given", function()
+  local custom = KUBELET .. "--resolv-conf=/etc/kubelet-resolv.conf\n"
+  local e = env("1.10.1", { args = { kubelet = custom },
+    resolv_conf = { ["/etc/resolv.conf"] = "nameserver 1.1.1.1\n" } })
+  upgraded(e, e:upgrade {})
+  t.eq(e:file("args:kubelet"), custom)
+  e = env("1.10.1", { resolv_conf = { ["/etc/resolv.conf"] = STUB,
+    ["/run/systemd/resolve/resolv.conf"] = "nameserver 127.0.0.1\nnameserver ::1\n" } })
+  upgraded(e, e:upgrade {})
+  t.eq(e:args("kubelet")["--resolv-conf"], nil)
+  e = env("1.10.1", { resolv_conf = { ["/etc/resolv.conf"] = "nameserver 1.1.1.1\n" } })
+  upgraded(e, e:upgrade { "9.9.9.9" })
+  t.eq(e:args("kubelet")["--resolv-conf"], nil)
+  -- an invalid address makes a file unusable, as find-resolv-conf.py says
+  e = env("1.10.1", { resolv_conf = { ["/etc/resolv.conf"] = "nameserver 1.1.1\n" } })
+  upgraded(e, e:upgrade {})
+  t.eq(e:args("kubelet")["--resolv-conf"], nil)
+end)
+
+-- 9. enable's DNS IP default ----------------------------------------------------
+
+t.case("no kube-dns Service: 10.152.183.10 when the service range starts "
+  .. "with MicroK8s' default, dual-stack too", function()
+  for _, range in ipairs { "10.152.183.0/24", "10.152.183.0/24,fd98::/108" } do
+    local e = env("1.10.1", { args = { kubelet = KUBELET,
+      ["kube-apiserver"] = "--service-cluster-ip-range=" .. range .. "\n" } })
+    e:delete("v1/Service", "kube-dns", NS)
+    local r = e:upgrade {}
+    t.eq(r.code, 0, r.error)
+    t.eq(e:get("Service", "kube-dns", NS).spec.clusterIP, "10.152.183.10", range)
+  end
+  local e = env("1.10.1", { args = { kubelet = KUBELET,
+    ["kube-apiserver"] = "--service-cluster-ip-range=10.100.0.0/16\n" } })
+  e:delete("v1/Service", "kube-dns", NS)
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.ok(e:get("Service", "kube-dns", NS).spec.clusterIP ~= "10.152.183.10",
+    "another range: the server picks the IP")
 end)

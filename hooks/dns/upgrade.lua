@@ -13,62 +13,42 @@
 --   * the cluster domain ($CLUSTERDOMAIN since 1.14) is what the live
 --     Corefile's `kubernetes` plugin serves.
 -- kubelet's --cluster-dns and --cluster-domain are made to match the
--- Service and the Corefile; kubelite restarts only when a line changed.
+-- Service and the Corefile on every node of the cluster (and --resolv-conf
+-- set as enable sets it, when kubelet has none); kubelite restarts on the
+-- nodes where a line changed, one node at a time, and verify checks every
+-- node's running kubelet configuration.
 -- The ClusterRole gains endpointslices (discovery.k8s.io) on the way.
 --
 -- Parameters are enable's positional ones:
 --   microk8s upgrade dns [NAMESERVERS [DNSIP [CLUSTERDOMAIN]]]
 -- NAMESERVERS is a comma- (or space-) separated list of addresses, or
 -- /etc/resolv.conf. An empty argument means "not given".
+local ip = require "ip"
 local manifest = require "manifest"
 local semver = require "semver"
 
 local NS = "kube-system"
 local DEFAULT_DOMAIN = "cluster.local"
 local WELL_KNOWN_IP = "10.152.183.10"
+local SERVICE_RANGE = "10.152.183.0/24"
 
 --- Addresses -----------------------------------------------------------
 
-local function ipv4(s)
-  local a, b, c, d = s:match("^(%d+)%.(%d+)%.(%d+)%.(%d+)$")
-  if not a then return false end
-  for _, x in ipairs { a, b, c, d } do
-    if #x > 3 or tonumber(x) > 255 or (#x > 1 and x:sub(1, 1) == "0") then
-      return false
-    end
-  end
-  return true
+local function addr(s, version)
+  local a = ip.parse(s)
+  return a ~= nil and (version == nil or a.version == version)
 end
-
-local function ipv6(s)
-  if not s:match("^[%x:]+$") or not s:find(":", 1, true) then
-    -- an IPv4 tail (::ffff:1.2.3.4)
-    local head, tail = s:match("^([%x:]+:)(%d+%.%d+%.%d+%.%d+)$")
-    if not head or not ipv4(tail) then return false end
-    s = head .. "0:0"
-  end
-  local _, doubles = s:gsub("::", "")
-  if doubles > 1 or s:find(":::", 1, true) then return false end
-  local groups = 0
-  for g in s:gmatch("[^:]+") do
-    if #g > 4 then return false end
-    groups = groups + 1
-  end
-  return (doubles == 1 and groups < 8) or (doubles == 0 and groups == 8)
-end
-
-local function ip(s) return ipv4(s) or ipv6(s) end
 
 -- A CoreDNS forward target: an address with an optional port
 -- (1.1.1.1, 1.1.1.1:5353, [2606:4700::1]:53, 2606:4700::1) or a
 -- resolv.conf-style file (/etc/resolv.conf).
 local function nameserver(s)
   if s:match("^/[%w%._/%-]+$") then return true end
-  local addr, port = s:match("^%[([%x:%.]+)%]:(%d+)$")
-  if addr then return ipv6(addr) and tonumber(port) < 65536 end
-  addr, port = s:match("^([%d%.]+):(%d+)$")
-  if addr then return ipv4(addr) and tonumber(port) < 65536 end
-  return ip(s)
+  local a, port = s:match("^%[([%x:%.]+)%]:(%d+)$")
+  if a then return addr(a, 6) and tonumber(port) < 65536 end
+  a, port = s:match("^([%d%.]+):(%d+)$")
+  if a then return addr(a, 4) and tonumber(port) < 65536 end
+  return addr(s)
 end
 
 local function domain(s)
@@ -103,7 +83,7 @@ local function arguments(ctx)
     end
   end
   if pos[2] and pos[2] ~= "" then
-    if not ip(pos[2]) then
+    if not addr(pos[2]) then
       error(string.format("DNS service IP %q is not an IP address", pos[2]), 0)
     end
     out.ip = pos[2]
@@ -221,6 +201,41 @@ local function has_endpointslices()
   return false
 end
 
+-- The Service IP: the live one (immutable), else the one given, else
+-- enable's rule: the well-known address when the service range starts
+-- with MicroK8s' default (grep '^--service-cluster-ip-range=10.152.183.0/24',
+-- a prefix: a dual-stack "10.152.183.0/24,fd98::/108" matches too).
+local function service_ip(a, l)
+  local cur = l.service and l.service.spec and l.service.spec.clusterIP
+  if cur == yaml.null or cur == "None" then cur = nil end
+  if a.ip and cur and a.ip ~= cur then
+    error(string.format("the Service kube-system/kube-dns has clusterIP %s; "
+      .. "it cannot change to %s (immutable): disable and enable dns to "
+      .. "move it", cur, a.ip), 0)
+  end
+  if cur or a.ip then return cur or a.ip end
+  local range = config.args("kube-apiserver")["--service-cluster-ip-range"]
+  if type(range) == "string" and range:sub(1, #SERVICE_RANGE) == SERVICE_RANGE
+  then
+    return WELL_KNOWN_IP
+  end
+end
+
+-- The upstream nameservers, and the --resolv-conf to give kubelet, as
+-- enable chooses them when no nameserver (or /etc/resolv.conf) is given:
+-- the host's resolv.conf if kubelet has one; else the first host file
+-- with non-loopback nameservers, which kubelet then gets on every node;
+-- else Google's servers.
+local function upstreams(a, l)
+  local plain = not a.nameservers or (#a.nameservers == 1
+    and a.nameservers[1] == "/etc/resolv.conf")
+  if not plain then return a.nameservers end
+  if l.kubelet["--resolv-conf"] then return { "/etc/resolv.conf" } end
+  local found = nodes.resolv_conf()
+  if found then return { "/etc/resolv.conf" }, found end
+  return { "8.8.8.8", "8.8.4.4" }
+end
+
 -- Everything the upgrade needs, read-only; errors before any change.
 local function settle(ctx)
   local a, l = arguments(ctx), live()
@@ -229,21 +244,7 @@ local function settle(ctx)
       .. "enabled (microk8s enable dns)", 0)
   end
   local s = { args = a, live = l }
-  -- the Service IP: the live one (immutable), else enable's choice
-  local cur_ip = l.service and l.service.spec and l.service.spec.clusterIP
-  if cur_ip == yaml.null or cur_ip == "None" then cur_ip = nil end
-  if a.ip and cur_ip and a.ip ~= cur_ip then
-    error(string.format("the Service kube-system/kube-dns has clusterIP %s; "
-      .. "it cannot change to %s (immutable): disable and enable dns to "
-      .. "move it", cur_ip, a.ip), 0)
-  end
-  s.ip = cur_ip or a.ip
-  if not s.ip then
-    local apiserver = config.args("kube-apiserver")
-    if apiserver["--service-cluster-ip-range"] == "10.152.183.0/24" then
-      s.ip = WELL_KNOWN_IP
-    end
-  end
+  s.ip = service_ip(a, l)
   -- the cluster domain: what the live Corefile serves
   local corefile = corefile_of(l.configmap)
   local served = corefile and corefile_domain(corefile)
@@ -265,12 +266,9 @@ local function settle(ctx)
     end
     s.new_corefile = new
   end
-  if not corefile then
-    -- enable's choice when nothing is given
-    s.nameservers = a.nameservers or
-      (l.kubelet["--resolv-conf"] and { "/etc/resolv.conf" })
-      or { "8.8.8.8", "8.8.4.4" }
-  end
+  local upstream
+  upstream, s.resolv_conf = upstreams(a, l)
+  if not corefile then s.nameservers = upstream end
   local sc = (container(l.deployment) or {}).securityContext
   local esc = type(sc) == "table" and sc.allowPrivilegeEscalation
   s.allow_escalation = esc == true and "true" or "false"
@@ -305,8 +303,8 @@ end
 return {
   version = "1.14.3",
   from = ">=1.6.0 <1.14.3",
-  description = "CoreDNS 1.14.3: the live Corefile and the Service IP kept, "
-    .. "kubelet's cluster DNS settings matched",
+  description = "CoreDNS 1.14.3: the live Corefile and the Service IP kept; "
+    .. "edits kubelet's args on every node (--cluster-dns, --cluster-domain)",
   permissions = { "kube:kube-system", "kube:cluster", "args:kubelet",
                   "restart:kubelite" },
   params = {},
@@ -360,29 +358,42 @@ return {
     kube.apply { manifest.find(objs, "Service", "kube-dns"),
                  manifest.find(objs, "Deployment", "coredns") }
 
-    log.step("kubelet")
+    log.step("kubelet on every node")
     local svc = kube.get("Service", "kube-dns", NS)
-    local ip = s.ip or (svc and svc.spec.clusterIP)
+    local dns_ip = s.ip or (svc and svc.spec.clusterIP)
     local changes = { ["--cluster-domain"] = s.domain }
-    if ip then changes["--cluster-dns"] = ip end
+    if dns_ip then changes["--cluster-dns"] = dns_ip end
+    if s.resolv_conf then
+      log.info("the host's resolv.conf with upstream nameservers is %s: "
+        .. "kubelet --resolv-conf", s.resolv_conf)
+      changes["--resolv-conf"] = s.resolv_conf
+    end
     if config.set_args("kubelet", changes) then
-      log.info("--cluster-dns=%s --cluster-domain=%s changed: kubelite "
-               .. "restarts", tostring(ip), s.domain)
-      service.restart("kubelite")
+      log.info("--cluster-dns=%s --cluster-domain=%s: kubelite restarts "
+        .. "where a line changed", tostring(dns_ip), s.domain)
+      service.restart("kubelite", { nodes = "changed" })
     else
-      log.info("--cluster-dns and --cluster-domain already match")
+      log.info("kubelet's DNS settings already match on every node")
     end
   end,
 
+  -- every node's kubelet really runs with the Service's IP and the domain
   verify = function(ctx)
     kube.rollout("Deployment", "coredns", NS, { timeout = 300 })
     if ctx.plan then return end
     local svc = kube.get("Service", "kube-dns", NS)
-    local dns = config.args("kubelet")["--cluster-dns"]
-    if not svc or svc.spec.clusterIP ~= dns then
-      error(string.format("kubelet --cluster-dns=%s does not match the "
-        .. "Service kube-dns (%s)", tostring(dns),
-        tostring(svc and svc.spec.clusterIP)), 0)
+    local want = svc and svc.spec.clusterIP
+    local domain_ = settle(ctx).domain
+    for _, n in ipairs(nodes.list()) do
+      local kc = nodes.kubelet_config(n.name)
+      local found = false
+      for _, x in ipairs(kc.clusterDNS or {}) do found = found or x == want end
+      if not found or kc.clusterDomain ~= domain_ then
+        error(string.format("the kubelet of node %s runs with clusterDNS %s "
+          .. "and clusterDomain %s, not the Service kube-dns (%s) and %s",
+          n.name, table.concat(kc.clusterDNS or {}, ","),
+          tostring(kc.clusterDomain), tostring(want), domain_), 0)
+      end
     end
   end,
 }

@@ -68,7 +68,7 @@ t.case("kubelet without --authentication-token-webhook: set, kubelite restarted 
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
   t.eq(e:args("kubelet")["--authentication-token-webhook"], "true")
-  t.eq(e:calls("service.restart"), { { "kubelite" } })
+  t.eq(e:restarts(), { "kubelite" })
   -- every other line kept, in order
   t.eq(e:file("args:kubelet"):sub(1, #KUBELET), KUBELET)
 end)
@@ -85,24 +85,28 @@ t.case("no state: the live nodeSelector arch is kept, not this node's", function
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
   t.eq(arch(e), "arm64")
-  -- detect read it back, so it is saved like a parameter given by hand
-  t.eq(e:state().params.arch, "arm64")
+  t.eq(e:state().params, {})
 end)
 
-t.case("--arch on the command line overrides the live one, and is saved", function()
-  local e = env { fixture = "cluster-v0.5.2-mixed.yaml" }
-  local r = e:upgrade { "--arch=amd64" }
-  t.eq(r.code, 0, r.error)
-  t.eq(arch(e), "amd64")
-  t.eq(e:state().params.arch, "amd64")
-end)
-
-t.case("a bad --arch is refused before any change", function()
+t.case("--arch is refused: enable takes no parameters", function()
   local e = env()
   local before = e:snapshot()
-  local r = e:upgrade { "--arch=x86" }
+  local r = e:upgrade { "--arch=amd64" }
+  t.eq(r.code, 2)
+  t.match(r.error, "unknown parameter %-%-arch for metrics%-server %(it takes none%)")
+  t.eq(e:snapshot(), before)
+end)
+
+t.case("a live nodeSelector that is no architecture is refused before any change", function()
+  local e = env()
+  e:apply({ apiVersion = "apps/v1", kind = "Deployment",
+    metadata = { name = "metrics-server", namespace = NS },
+    spec = { template = { spec = { nodeSelector = {
+      ["kubernetes.io/arch"] = "x86" } } } } }, {})
+  local before = e:snapshot()
+  local r = e:upgrade {}
   t.eq(r.code, 4)
-  t.match(r.error, '"x86" %(from the parameters%) is not a Kubernetes node architecture')
+  t.match(r.error, '"x86" %(from the live Deployment%) is not a Kubernetes node architecture')
   t.eq(e:snapshot(), before)
 end)
 
@@ -151,17 +155,21 @@ t.case("a second run is a no-op", function()
   local after, args = e:snapshot(), e:file("args:kubelet")
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
-  t.ok(r.noop, "nothing ran: already at 0.8.1")
+  t.ok(r.noop, "no drift: already at 0.8.1")
   t.eq(e:snapshot(), after)
   t.eq(e:file("args:kubelet"), args)
-  t.eq(#e:calls("service.restart"), 1)
+  t.eq(e:restarts(), { "kubelite" }, "only the first run restarted")
 end)
 
 t.case("the saved state is used instead of detect", function()
-  local e = env { state = { version = "0.5.2", params = { arch = "arm64" } } }
+  local e = env { state = { version = "0.5.2" } }
+  e:apply({ apiVersion = "apps/v1", kind = "Deployment",
+    metadata = { name = "metrics-server", namespace = NS },
+    spec = { template = { spec = { containers = { { name = "metrics-server",
+      image = "k8s.gcr.io/metrics-server/metrics-server:v0.6.4" } } } } } }, {})
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
-  t.eq(arch(e), "arm64")
+  t.eq(e:state().history[1].from, "0.5.2")
 end)
 
 t.case("a plain env:fail{on = \"config.set_args\"} rolls back with exit 1", function()
@@ -172,4 +180,77 @@ t.case("a plain env:fail{on = \"config.set_args\"} rolls back with exit 1", func
   t.eq(r.code, 1, r.error)
   t.eq(e:snapshot(), before)
   t.eq(e:file("args:kubelet"), args)
+end)
+
+-- Several nodes ----------------------------------------------------------------
+
+-- three nodes: this one (mk8s-node-1), node-b as enable left it, node-c
+-- joined through a node that never had the flag
+local function three(o)
+  o = o or {}
+  return t.env { addon = ".", cluster = "fixtures/cluster-v0.5.2-amd64.yaml",
+    args = { kubelet = o.kubelet or KUBELET },
+    nodes = { { name = "node-b", args = { kubelet = KUBELET_ENABLED } },
+              { name = "node-c", args = { kubelet = KUBELET } } } }
+end
+
+t.case("three nodes: the flag on every node, kubelite restarted where it changed", function()
+  local e = three()
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  for _, n in ipairs { "mk8s-node-1", "node-b", "node-c" } do
+    t.eq(e:args("kubelet", n)["--authentication-token-webhook"], "true", n)
+  end
+  t.eq(e:restarts(), { "kubelite" })
+  t.eq(e:restarts("node-b"), {}, "node-b had the flag: not restarted")
+  t.eq(e:restarts("node-c"), { "kubelite" })
+  -- verify read every node's kubelet configuration
+  local seen = {}
+  for _, c in ipairs(e:calls("nodes.kubelet_config")) do seen[#seen + 1] = c[1] end
+  t.eq(seen, { "mk8s-node-1", "node-b", "node-c" })
+end)
+
+t.case("three nodes: the plan shows each node's change with its prior", function()
+  local e = three()
+  local r = e:plan {}
+  t.eq(r.code, 0, r.error)
+  local by = {}
+  for _, x in ipairs(r.plan) do
+    if x.type == "node_args" and not x.this then by[x.node] = x end
+  end
+  t.eq(by["node-b"], nil, "node-b already has it (read from its configz)")
+  t.eq(by["node-c"].changes, { { flag = "--authentication-token-webhook",
+    prior = false, how = "read", new = "true" } })
+  t.eq(e:args("kubelet", "node-c")["--authentication-token-webhook"], nil)
+end)
+
+t.case("three nodes: node-c's agent failing rolls every node back", function()
+  local e = three()
+  local before = { e:file("args:kubelet"), e:file("args:kubelet", "node-b"),
+                   e:file("args:kubelet", "node-c") }
+  local snap = e:snapshot()
+  e:fail { on = "config.set_args", node = "node-c", error = "disk full" }
+  local r = e:upgrade {}
+  t.eq(r.code, 1, r.error)
+  t.match(r.error, "node node%-c %(10%.0%.1%.12%): disk full")
+  t.eq(e:snapshot(), snap)
+  t.eq(e:file("args:kubelet"), before[1])
+  t.eq(e:file("args:kubelet", "node-b"), before[2])
+  -- undone too (the agent may have written it before it failed): the
+  -- agent's rewrite keeps a file without blank lines byte for byte
+  t.eq(e:file("args:kubelet", "node-c"), before[3])
+  t.eq(e:restarts("node-c"), {})
+end)
+
+t.case("three nodes: a second run changes nothing", function()
+  local e = three()
+  t.eq(e:upgrade({}).code, 0)
+  local files = { e:file("args:kubelet"), e:file("args:kubelet", "node-b"),
+                  e:file("args:kubelet", "node-c") }
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.ok(r.noop, "no drift")
+  t.eq({ e:file("args:kubelet"), e:file("args:kubelet", "node-b"),
+         e:file("args:kubelet", "node-c") }, files)
+  t.eq(e:restarts("node-c"), { "kubelite" }, "not restarted again")
 end)

@@ -87,7 +87,7 @@ local function empty(opts)
     name = "mock",
     clock = opts.clock or clockmod.new(),
     null = opts.null, array_mt = opts.array_mt,
-    this_node_name = opts.this_node,
+    this_node_name = opts.this_node, agents = opts.agents,
     json_encode = opts.json_encode,
     ssa = { types = schema.types, null = opts.null, array_mt = opts.array_mt },
     store = {}, custom = {}, custom_kind = {},
@@ -118,6 +118,7 @@ end
 ---@field null? any            the null value (yaml.null) of the host
 ---@field array_mt? table      the metatable marking decoded sequences
 ---@field this_node? string    the node uphook runs on (this_node())
+---@field agents? MockAgents   the nodes' files, kubelets and agents
 
 ---Create a mock cluster from decoded objects or a prepared seed.
 ---@param opts? MockOptions
@@ -920,13 +921,58 @@ function Cluster:sleep(seconds)
   self.clock:sleep(seconds)
 end
 
----Record a service restart.
+---Record a service restart on this node (its kubelet then runs with
+---this node's kubelet args, when the mock has nodes: uphook.mock.agent).
 ---@param service string
 ---@return boolean
 function Cluster:restart(service)
   assert(type(service) == "string", "restart: service must be a string")
   self.restarts[#self.restarts + 1] = { service = service,
                                         time = self.clock:now() }
+  if self.agents and self.this_node_name then
+    self.agents:restart(self.this_node_name, service)
+  end
+  return true
+end
+
+--- Nodes (docs/internals.md, the backend's node methods) -------------------
+
+---Cluster-agent configure requests, answered in order by each node's
+---mock agent (uphook.mock.agent). Without nodes every request fails as
+---unreachable.
+---@param reqs {node: string, address: string, body: table}[]
+---@return table[] results
+function Cluster:agent_configure(reqs)
+  if not self.agents then
+    local out = {}
+    for i, r in ipairs(reqs) do
+      out[i] = { ok = false, error = { code = 0, reason = "Unreachable",
+        node = r.node, address = r.address, message = string.format(
+          "node %s (%s): the mock cluster has no node agents", r.node,
+          tostring(r.address)) } }
+    end
+    return out
+  end
+  return self.agents:configure(reqs, self:list("v1/Node"))
+end
+
+---A node's running kubelet configuration (its configz).
+---@param name string
+---@return table|nil kubeletconfig, table|nil err
+function Cluster:kubelet_config(name)
+  if not self:get("v1/Node", name) then
+    return nil, errors.not_found(kinds.builtin.Node, name)
+  end
+  if not self.agents then
+    return nil, { code = 503, reason = "ServiceUnavailable",
+      message = "the mock cluster has no node kubelets" }
+  end
+  return self.agents:kubelet_config(name)
+end
+
+---After this node's kubelite restart: the mock API server answers at once.
+---@return boolean
+function Cluster:api_ready()
   return true
 end
 

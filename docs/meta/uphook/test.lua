@@ -79,27 +79,42 @@ function t.deep_equal(a, b) end
 ---@field name? string the addon's name, when the folder is not named after it
 ---@field cluster? string a YAML file of objects seeded into the mock cluster (nodes too)
 ---@field state? {version?: string, params?: table<string, string>, history?: table[]} seeds the state ConfigMap `uphook-<addon>`
----@field args? table<string, string> args files by service name (`{kubelet = "--cluster-dns=...\n"}`)
+---@field args? table<string, string|false> this node's args files by service name (`{kubelet = "--cluster-dns=...\n"}`): each replaces MicroK8s's default file for that service, which every node starts with; `false`: no such file
+---@field nodes? (string|uphook.test.Node)[] more nodes of the cluster (Nodes of `cluster` are nodes too): a name, or a table naming the node with its own args files and faults
+---@field resolv_conf? table<string, string> this node's `/etc/resolv.conf` and `/run/systemd/resolve/resolv.conf`, as `nodes.resolv_conf()` reads them (default: neither exists)
 ---@field files? table<string, string> other files by `root:path` (`{["bin:helm"] = "..."}`)
 ---@field downloads? table<string, uphook.test.Download> what each URL serves
 ---@field hostname? string the node uphook runs on (default: the first Node of `cluster`)
 ---@field timeout? number `--timeout` of each run (default 60; mock-clock seconds)
 ---@field memory_limit? integer `--memory-limit` in MiB (default 256)
 
+---A node of `t.env{nodes = ...}`. A name the fixture has no Node for
+---gets one: Ready, labelled with its name, InternalIP `10.0.1.<10+i>`
+---(i: its place in the list). Its args files start as MicroK8s's
+---defaults; its kubelet runs with its kubelet args (what
+---`nodes.kubelet_config` shows) until a restart picks up a change.
+---@class uphook.test.Node
+---@field name string
+---@field args? table<string, string|false> its args files by service (replacing the defaults; `false`: none)
+---@field address? string its InternalIP (`""`: none)
+---@field ready? boolean its Ready condition (default true)
+---@field agent? "unreachable"|"tls"|"token"|string its cluster-agent fails every request: no connection (configz fails too), a certificate the cluster CA did not sign, the callback token refused, or `"error: <message>"` (HTTP 500)
+
 ---A fault for `env:fail`: it fires at a matching change, after `after`
----matches have gone through.
+---matches have gone through. With `node`, at that node's change only
+---(another node's change is its cluster-agent's request); without, at
+---any node's.
 ---@class uphook.test.Fault
 ---@field on "kube.apply"|"kube.delete"|"kube.get"|"kube.list"|"kube.watch"|"service.restart"|"config.write"|"config.remove"|"config.install"|"config.set_args" a change, or a read (kube.get/kube.list: code 403/500 fail it, 404 makes the object absent; kube.watch: a rollout's or wait's watch; kube.delete also fires at kube.prune's deletes)
+---@field node? string only the change on this node (another node's change is its cluster-agent's request)
 ---@field kind? string only objects of this kind
 ---@field name? string only this object name (the service for `service.restart`, the service of `config.set_args`)
 ---@field path? string only this `root:path` (config.write, config.remove; for config.install the path relative to its root)
 ---@field error? string the message (default `injected fault in <on>`)
 ---@field code? integer the API status code (default 500; 409 reads as the server's Conflict)
----@field reason? string the Status reason (default: the code's, e.g. Conflict for 409)
 ---@field namespace? string only objects in this namespace
----@field times? integer fire this many times (default 1)
 ---@field clear? fun(self) remove this fault
----@field reason? string the Status reason the hook sees in `err.reason` (default by code: 409 `Conflict`, 404 `NotFound`, 422 `Invalid`, 500 `InternalError`...)
+---@field reason? string the Status reason the hook sees in `err.reason` (default by code: 409 `Conflict`, 404 `NotFound`, 422 `Invalid`, 500 `InternalError`...); for another node's change, the agent error's (default `AgentError`; `Unreachable`, `TLSError`: the request was not delivered)
 ---@field after? integer let this many matches succeed first
 ---@field times? integer fire at this many matches (default 1)
 
@@ -108,9 +123,11 @@ function t.deep_equal(a, b) end
 ---@field code integer the exit code uphook would give (docs/contract.md §1)
 ---@field error? string the error message when the run failed
 ---@field log string[] every line the hook logged, and errors
----@field plan table[] the recorded plan entries, in order, each with its `step` (lua/plan.lua lists them): `{type="kube", action=, kind=, name=, namespace=, diff=, reason=}`, `{type="file", path=, action=, diff=}`, `{type="download", ...}`, `{type="restart", service=, node=}`, `{type="step", text=}`, `{type="log", level=, text=, phase=}`, `{type="wait", text=, timeout=}`
+---@field plan table[] the recorded plan entries, in order, each with its `step` (lua/plan.lua lists them): `{type="kube", action=, kind=, name=, namespace=, diff=, reason=}`, `{type="file", path=, action=, diff=}`, `{type="download", ...}`, `{type="restart", service=, node=}`, `{type="node_args", node=, address=, service=, changes={{flag=, prior=, how=, new=}}}` (another node's args change), `{type="step", text=}`, `{type="log", level=, text=, phase=}`, `{type="wait", text=, timeout=}`
 ---@field trace? string the hook's traceback when it raised
----@field noop boolean nothing ran: the addon was already at the hook's version
+---@field noop boolean nothing ran: the addon was already at the hook's version (and no node setting drifted)
+---@field from? string the installed version the run found
+---@field to? string the hook's version
 ---@field calls {name: string, args: any[]}[] every primitive the hook called, in order
 
 ---A mock world for one hook: cluster, node files, downloads, state.
@@ -177,15 +194,23 @@ function Env:state() end
 ---@param st {version?: string, params?: table<string, string>, history?: table[]}
 function Env:seed_state(st) end
 
----A parsed args file of the mock node.
+---A parsed args file of this node, or of another node.
 ---@param service string
+---@param node? string a node's name (default: this node)
 ---@return table<string, string|true>
-function Env:args(service) end
+function Env:args(service, node) end
 
----Any mock file by `root:path`.
+---Any mock file by `root:path`; with `node`, another node's `args:` file.
 ---@param path string
+---@param node? string
 ---@return string|nil content
-function Env:file(path) end
+function Env:file(path, node) end
+
+---The services restarted on this node, or on another node, in order,
+---across this env's runs (rollbacks too).
+---@param node? string a node's name (default: this node)
+---@return string[]
+function Env:restarts(node) end
 
 ---The recorded calls of a primitive across this env's runs: a list of
 ---argument lists (`env:calls("kube.apply")[1][1]` is the first argument
@@ -200,16 +225,23 @@ function Env:calls(name) end
 ---@return uphook.test.Fault the fault: `f:clear()` removes it
 function Env:fail(f) end
 
----The services restarted (`service.restart`) on this node, in order.
----@return string[]
-function Env:restarts() end
-
 ---Remove every fault `env:fail` injected.
 function Env:clear_faults() end
 
----The node's files (args:, bin:, state:), `root:path` -> content.
+---The node's files (args:, bin:, state:), `root:path` -> content; for
+---each other node, `"<node> args:<service>"` -> its `key=value` lines
+---(what the cluster-agent's rewrite keeps) and `"<node> kubelet"` -> the
+---kubelet args it runs with.
 ---@return table<string, string>
 function Env:files() end
+
+---A node's running kubelet configuration (its configz: what the node's
+---kubelet last started with), as `nodes.kubelet_config` reads it; nil
+---and the error when it does not answer.
+---@param node string
+---@return table|nil kubeletconfig
+---@return string|nil err
+function Env:kubelet_config(node) end
 
 ---The changes the last run made, in order (what `t.each_fault` faults in
 ---turn): `{on=, kind=, name=, path=}`.

@@ -1,0 +1,201 @@
+-- The engine's multi-node rules (docs/guide.md §6 "Several nodes"), on
+-- the mock's nodes: which nodes a change goes to, what counts as changed,
+-- priors read or assumed, journal records, the refusals, preflight.
+local t = require "uphook.test"
+
+local DOMAIN = "--cluster-domain="
+
+local function env(o)
+  o = o or {}
+  return t.env { addon = "addons/knob", cluster = "fixtures_nodes.yaml",
+    args = o.args, resolv_conf = o.resolv_conf, state = o.state,
+    nodes = o.nodes or { { name = "node-b" },
+      { name = "node-c", args = { kubelet = DOMAIN .. "c.local\n" } } } }
+end
+
+local function logged(r, pattern)
+  for _, l in ipairs(r.log) do if l:find(pattern) then return l end end
+  error("no log line matches " .. pattern .. " in " .. t.repr(r.log), 2)
+end
+
+t.case("set_args changes every node; each kubelet restarts where it changed",
+  function()
+    local e = env { args = { kubelet = "# this node\n\n" .. DOMAIN .. "old\n" } }
+    local r = e:upgrade {}
+    t.eq(r.code, 0, r.error)
+    for _, n in ipairs { "node-a", "node-b", "node-c" } do
+      t.eq(e:args("kubelet", n)["--cluster-domain"], "knob.local", n)
+      t.eq(e:restarts(n), { "kubelite" }, n)
+    end
+    t.eq(e:file("args:kubelet"), "# this node\n\n" .. DOMAIN .. "knob.local\n",
+      "this node: the file directly, comments and blank lines kept")
+    -- node-b had no line: the agent appended it to the default file
+    t.match(e:file("args:kubelet", "node-b"), "\n%-%-cluster%-domain=knob%.local\n$")
+  end)
+
+t.case("a remote change alone makes set_args return true", function()
+  local e = env { args = { kubelet = DOMAIN .. "knob.local\n" } }
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  logged(r, "^changed: true$")
+  t.eq(e:restarts(), {}, "this node did not change: not restarted")
+  t.eq(e:restarts("node-c"), { "kubelite" })
+end)
+
+t.case("nothing differs anywhere: false, nothing sent, no restart", function()
+  local same = { kubelet = DOMAIN .. "knob.local\n" }
+  local e = env { args = same, nodes = { { name = "node-b", args = same } } }
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  logged(r, "^changed: false$")
+  t.eq(#r.run.records, 1, "only the state commit was journaled")
+  t.eq(e:restarts("node-b"), {})
+end)
+
+t.case("opts.nodes = \"this\": only this node's file and kubelite", function()
+  local e = env()
+  local r = e:upgrade { "--nodes=this", "--restart=all" }
+  t.eq(r.code, 0, r.error)
+  t.eq(e:args("kubelet")["--cluster-domain"], "knob.local")
+  t.eq(e:args("kubelet", "node-c")["--cluster-domain"], "c.local")
+  t.eq(e:restarts(), { "kubelite" })
+  t.eq(e:restarts("node-b"), { "kubelite" }, "restart defaults to every node")
+end)
+
+t.case("the plan text: each other node's change with its prior, read or assumed",
+  function()
+    local r = env():plan {}
+    t.eq(r.code, 0, r.error)
+    local text = require("uphook.plantext").render(r.plan)
+    t.match(text, "~ file args:kubelet %(changed, mode 0644%) on node%-a\n")
+    t.match(text, "~ args:kubelet on node%-c %(10%.0%.1%.12%)\n      %-%-cluster%-domain: "
+      .. "\"c%.local\" %(read%) %-> \"knob%.local\"\n")
+    t.match(text, "restart kubelite on node%-b\n  restart kubelite on node%-c\n"
+      .. "  restart kubelite on node%-a\n")
+  end)
+
+t.case("journal: one record per remote change, prior read from configz "
+  .. "where the kubelet shows it", function()
+  local e = env()
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  local recs = {}
+  for _, rec in ipairs(r.run.records) do
+    if rec.op == "node_args" or rec.op == "node_restart" then
+      recs[#recs + 1] = rec
+    end
+  end
+  t.eq(recs[1], { op = "node_args", node = "node-b", address = "10.0.1.11",
+    service = "kubelet", prior = { ["--cluster-domain"] = false },
+    how = { ["--cluster-domain"] = "read" },
+    new = { ["--cluster-domain"] = "knob.local" } })
+  t.eq(recs[2].node, "node-c")
+  t.eq(recs[2].prior, { ["--cluster-domain"] = "c.local" })
+  t.eq(recs[3], { op = "node_restart", node = "node-b", address = "10.0.1.11",
+    service = "kubelite" })
+  t.eq(recs[4].op, "node_restart")
+  t.eq(#recs, 4)
+end)
+
+t.case("config.args of another node: values read from its kubelet, the "
+  .. "others assumed", function()
+  local function e()
+    return env { args = { kubelet = DOMAIN .. "here\n",
+      ["kube-apiserver"] = "--authorization-mode=RBAC,Node\n" } }
+  end
+  local r = e():upgrade { "--action=read", "--node=node-c" }
+  t.eq(r.code, 0, r.error)
+  logged(r, "^kubelet %-%-cluster%-domain=c%.local %(read%)$")
+  logged(r, "^kube%-apiserver %-%-authorization%-mode=RBAC,Node %(assumed%)$")
+  r = e():upgrade { "--action=read" }
+  logged(r, "^kubelet %-%-cluster%-domain=here %(read%)$")
+  logged(r, "^kube%-apiserver %-%-authorization%-mode=RBAC,Node %(read%)$")
+  r = e():upgrade { "--action=read", "--node=node-x" }
+  t.eq(r.code, 4)
+  t.match(r.error, "config%.args%(kubelet, node%-x%): no node is named node%-x")
+end)
+
+t.case("nodes.kubelet_config: a node's running configuration, not its file",
+  function()
+    local r = env():upgrade { "--action=configz", "--node=node-c" }
+    t.eq(r.code, 0, r.error)
+    logged(r, "^configz c%.local$")
+    r = env():upgrade { "--action=configz", "--node=node-x" }
+    t.eq(r.code, 4)
+    t.match(r.error, "nodes%.kubelet_config%(node%-x%): nodes \"node%-x\" not found")
+  end)
+
+t.case("config.write and config.remove of args: are refused on several "
+  .. "nodes, before any change", function()
+  for _, a in ipairs { "write", "remove" } do
+    local e = env()
+    local before = e:file("args:kubelet")
+    local r = e:upgrade { "--action=" .. a }
+    t.eq(r.code, 4, a)
+    t.match(r.error, "config%." .. a .. "%(args:kube[%w%-]+%) is refused on a "
+      .. "cluster of 3 nodes: it would change this node only; use "
+      .. "config%.set_args, which changes every node")
+    t.eq(e:file("args:kubelet"), before)
+  end
+  -- on one node it is allowed, as before
+  local e = t.env { addon = "addons/knob", cluster = "fixtures_nodes.yaml" }
+  t.eq(e:upgrade({ "--action=write" }).code, 0)
+  t.eq(e:file("args:kubelet"), "--cluster-domain=x\n")
+end)
+
+t.case("bin: changes this node only, and the plan says so", function()
+  local e = env()
+  local r = e:plan { "--action=bin" }
+  t.eq(r.code, 0, r.error)
+  local file
+  for _, x in ipairs(r.plan) do if x.type == "file" then file = x end end
+  t.eq(file.node, "node-a")
+  t.match(require("uphook.plantext").render(r.plan), "%+ file bin:tool %(created, mode 0644%) on node%-a only")
+end)
+
+t.case("preflight: a node without an InternalIP, or two with one address, "
+  .. "stop the run naming them", function()
+  local e = env { nodes = { { name = "node-b", address = "" } } }
+  local r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, "node node%-b has no InternalIP address")
+  e = env { nodes = { { name = "node-b", address = "10.0.9.9" },
+                      { name = "node-c", address = "10.0.9.9" } } }
+  r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, "nodes node%-b and node%-c have the same InternalIP 10%.0%.9%.9")
+end)
+
+t.case("a host that is no Node of a multi-node cluster is refused", function()
+  local e = t.env { addon = "addons/knob", cluster = "fixtures_nodes.yaml",
+    hostname = "elsewhere", nodes = { "node-b" } }
+  local r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, "this host %(elsewhere%) is not a Node of the cluster")
+end)
+
+t.case("several failing nodes are all named; none is left changed", function()
+  local e = env { nodes = { "node-b", "node-c", "node-d" } }
+  local before = {}
+  for _, n in ipairs { "node-b", "node-c", "node-d" } do
+    before[n] = e:file("args:kubelet", n)
+  end
+  e:fail { on = "config.set_args", node = "node-b", error = "b failed" }
+  e:fail { on = "config.set_args", node = "node-d", reason = "Unreachable",
+    error = "connection refused" }
+  local r = e:upgrade {}
+  t.eq(r.code, 1, r.error)
+  t.match(r.error, "node node%-b %(10%.0%.1%.11%): b failed; node node%-d "
+    .. "%(10%.0%.1%.13%): connection refused")
+  for n, text in pairs(before) do t.eq(e:file("args:kubelet", n), text, n) end
+end)
+
+t.case("nodes.resolv_conf: upstream's choice over the given files", function()
+  local e = env { resolv_conf = {
+    ["/etc/resolv.conf"] = "nameserver 127.0.0.53\n",
+    ["/run/systemd/resolve/resolv.conf"] = "nameserver 192.168.1.1\n" } }
+  logged(e:upgrade { "--action=resolv" }, "^resolv /run/systemd/resolve/resolv%.conf$")
+  e = env { resolv_conf = {
+    ["/etc/resolv.conf"] = "nameserver ::1\n" } }
+  logged(e:upgrade { "--action=resolv" }, "^resolv nil$")
+end)
