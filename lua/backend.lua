@@ -27,7 +27,8 @@ function M.connect(o, c, report, L)
     local b = offline.cluster(c, objs, host)
     if world then
       must(c.sys.mkdirs(world))
-      if L.roots then offline.nodes(c, b, L.roots.args, world .. "/nodes") end
+      offline.nodes(c, b, L.roots and L.roots.args or (world .. "/args"),
+        world .. "/nodes")
       b = offline.persistent(c, b, world, "cluster.yaml")
       if path == o.offline then b.save() end   -- the world starts here
     end

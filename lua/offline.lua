@@ -98,7 +98,7 @@ function M.nodes(c, backend, args_dir, nodes_dir, overrides)
     end
   end
   agents:started(names)
-  backend.agents = agents
+  backend:attach_nodes(agents)
   return agents
 end
 

@@ -30,7 +30,9 @@
 --- * deleting a Namespace deletes its objects, deleting a CRD its custom
 ---   resources (at once, where a real server takes a moment);
 --- * time is a mock clock (uphook.mock.clock): `watch` and `sleep` cost
----   no real time.
+---   no real time;
+--- * with its nodes attached (attach_nodes, uphook.mock.agent), each node
+---   has its own args files, kubelet (configz) and cluster-agent.
 ---
 --- Everything returned is a deep copy; everything stored is a deep copy.
 local kinds = require "uphook.mock.kinds"
@@ -87,7 +89,7 @@ local function empty(opts)
     name = "mock",
     clock = opts.clock or clockmod.new(),
     null = opts.null, array_mt = opts.array_mt,
-    this_node_name = opts.this_node, agents = opts.agents,
+    this_node_name = opts.this_node,
     json_encode = opts.json_encode,
     ssa = { types = schema.types, null = opts.null, array_mt = opts.array_mt },
     store = {}, custom = {}, custom_kind = {},
@@ -118,7 +120,6 @@ end
 ---@field null? any            the null value (yaml.null) of the host
 ---@field array_mt? table      the metatable marking decoded sequences
 ---@field this_node? string    the node uphook runs on (this_node())
----@field agents? MockAgents   the nodes' files, kubelets and agents
 
 ---Create a mock cluster from decoded objects or a prepared seed.
 ---@param opts? MockOptions
@@ -937,43 +938,39 @@ end
 
 --- Nodes (docs/internals.md, the backend's node methods) -------------------
 
+local Nodes = {}
+
 ---Cluster-agent configure requests, answered in order by each node's
----mock agent (uphook.mock.agent). Without nodes every request fails as
----unreachable.
+---mock agent (uphook.mock.agent).
 ---@param reqs {node: string, address: string, body: table}[]
 ---@return table[] results
-function Cluster:agent_configure(reqs)
-  if not self.agents then
-    local out = {}
-    for i, r in ipairs(reqs) do
-      out[i] = { ok = false, error = { code = 0, reason = "Unreachable",
-        node = r.node, address = r.address, message = string.format(
-          "node %s (%s): the mock cluster has no node agents", r.node,
-          tostring(r.address)) } }
-    end
-    return out
-  end
+function Nodes:agent_configure(reqs)
   return self.agents:configure(reqs, self:list("v1/Node"))
 end
 
 ---A node's running kubelet configuration (its configz).
 ---@param name string
 ---@return table|nil kubeletconfig, table|nil err
-function Cluster:kubelet_config(name)
+function Nodes:kubelet_config(name)
   if not self:get("v1/Node", name) then
     return nil, errors.not_found(kinds.builtin.Node, name)
-  end
-  if not self.agents then
-    return nil, { code = 503, reason = "ServiceUnavailable",
-      message = "the mock cluster has no node kubelets" }
   end
   return self.agents:kubelet_config(name)
 end
 
 ---After this node's kubelite restart: the mock API server answers at once.
 ---@return boolean
-function Cluster:api_ready()
+function Nodes:api_ready()
   return true
+end
+
+---Give the cluster its nodes' files, kubelets and agents: from now on it
+---has the backend's node methods (a mock without them, as `list` and
+---`doctor` use without a state dir, reads no node).
+---@param agents MockAgents
+function Cluster:attach_nodes(agents)
+  self.agents = agents
+  for k, f in pairs(Nodes) do self[k] = f end
 end
 
 --- Test helpers ----------------------------------------------------------
