@@ -92,7 +92,7 @@ local function notes(info)
     local f = type(p) == "string" and p:match("^bin:(.+)$")
     if f then
       out[#out + 1] = string.format("bin:%s changes on this node only: on "
-        .. "a cluster of several nodes the others keep theirs", f)
+        .. "a cluster of several nodes the others keep theirs", esc(f))
     end
   end
   return out
