@@ -48,7 +48,10 @@ t.case("nothing differs anywhere: false, nothing sent, no restart", function()
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
   logged(r, "^changed: false$")
-  t.eq(#r.run.records, 1, "only the state commit was journaled")
+  for _, rec in ipairs(r.run.records) do
+    t.ok(rec.op ~= "node_args" and rec.op ~= "file" and rec.op ~= "restart",
+      "only the state commit was journaled, not " .. rec.op)
+  end
   t.eq(e:restarts("node-b"), {})
 end)
 
