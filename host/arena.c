@@ -27,6 +27,17 @@ uh_err uh_arena_open(uh_arena *a, size_t len)
   return UH_OK;
 }
 
+void uh_arena_keep_on_fork(uh_arena *a, int keep)
+{
+  if (!a->base)
+    return;
+#if defined(MADV_KEEPONFORK) && defined(MADV_WIPEONFORK)
+  (void)madvise(a->base, a->len, keep ? MADV_KEEPONFORK : MADV_WIPEONFORK);
+#else
+  (void)keep;
+#endif
+}
+
 char *uh_arena_take(uh_arena *a, size_t n)
 {
   char *p;

@@ -26,6 +26,19 @@ char *uh_arena_take(uh_arena *a, size_t n);
 /* Wipe what was used and unmap.  Safe on a zeroed or freed arena. */
 void uh_arena_free(uh_arena *a);
 
+/* keep != 0: the next forks keep the arena (MADV_KEEPONFORK); 0: they
+ * find zeros again (MADV_WIPEONFORK).  For forks that are not hook
+ * children: the test workers, posix_spawn where it forks. */
+void uh_arena_keep_on_fork(uh_arena *a, int keep);
+
+/* The process's environment, moved into an arena (host/environ.c; issue
+ * 15 point 21, docs/security.md "Credentials"): environ points there,
+ * and the strings the kernel put on the initial stack are zeroed, so a
+ * forked hook child holds none of them.  Call first thing in main. */
+void uh_env_seal(void);
+/* uh_arena_keep_on_fork for the environment's arena. */
+void uh_env_keep_on_fork(int keep);
+
 /* Read the whole regular file `path` (at most max bytes) into a malloc'd,
  * NUL-terminated buffer.  UH_ENOENT, UH_EIO (*errnum says why), UH_ELIMIT
  * or UH_ENOMEM.  The caller hands it back to uh_secret_drop. */

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "host.h"
 #include "broker.h"
+#include "arena.h"
 
 #define UPHOOK_VERSION "0.1.0"
 
@@ -63,7 +64,9 @@ static void install_signals(void)
 int main(int argc, char **argv)
 {
   struct uh_cli cli;
-  int rc = uh_cli_parse(&cli, argc, argv);
+  int rc;
+  uh_env_seal();   /* first: no hook child ever holds the environment */
+  rc = uh_cli_parse(&cli, argc, argv);
   if (rc >= 0)
     return rc;                     /* usage error or --help, answered */
   if (strcmp(cli.command, "version") == 0) {

@@ -1,5 +1,6 @@
 /* Operating-system services shared by the host (see os.h). */
 #include "os.h"
+#include "arena.h"
 #include <errno.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -52,7 +53,9 @@ int uh_run(const char *const argv[])
   int st, e;
   fflush(stdout);
   fflush(stderr);
+  uh_env_keep_on_fork(1);   /* posix_spawn forks under valgrind */
   e = posix_spawnp(&pid, argv[0], NULL, NULL, (char *const *)argv, environ);
+  uh_env_keep_on_fork(0);
   if (e != 0) {
     errno = e;
     return -1;

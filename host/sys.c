@@ -19,6 +19,7 @@
 #include <lauxlib.h>
 #include "os.h"
 #include "sys.h"
+#include "arena.h"
 
 #define MAX_READ (256u << 20)
 
@@ -275,7 +276,9 @@ static int sys_fork(lua_State *L)
   pid_t pid;
   fflush(stdout);
   fflush(stderr);
+  uh_env_keep_on_fork(1);   /* a worker needs the environment... */
   pid = fork();
+  uh_env_keep_on_fork(0);   /* ...and its own hook children do not */
   if (pid < 0)
     return fail(L, "fork", "");
   lua_pushinteger(L, pid);

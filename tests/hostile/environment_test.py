@@ -1,0 +1,124 @@
+"""The hook child holds none of the parent's environment (issue 15 point
+21): not in environ, and not in the pages it inherits at fork either (the
+strings on the initial stack, copies in libc). uphook runs with secrets in
+its environment and a hook that spins; while it spins, this test reads the
+hook child's whole memory from outside (/proc/<pid>/mem, which needs
+CAP_SYS_PTRACE: the child is not dumpable) and must not find them, and
+reads the broker's the same way, where they are (so the search can tell).
+
+  python3 tests/hostile/environment_test.py   (UPHOOK: the binary)
+"""
+import os
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fakes"))
+from testlib import check, finish  # noqa: E402
+
+UPHOOK = os.environ.get("UPHOOK") or os.path.abspath("build/uphook")
+
+HOOK = """return { version = "2.0.0", from = ">=1.0.0", permissions = {},
+  detect = function() return "1.0.0" end,
+  upgrade = function() while true do end end }
+"""
+
+
+def regions(pid):
+    """(start, end) of every readable mapping of pid."""
+    out = []
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (\S+)", line)
+            if m and m.group(3)[0] == "r" and "[vvar" not in line \
+                    and "[vsyscall]" not in line:
+                out.append((int(m.group(1), 16), int(m.group(2), 16)))
+    return out
+
+
+def memory_has(pid, needles):
+    """Which of needles (bytes) occur anywhere in pid's readable memory."""
+    found, read = set(), 0
+    with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
+        for start, end in regions(pid):
+            try:
+                mem.seek(start)
+                data = mem.read(end - start)
+            except OSError:
+                continue                     # a guard page, say
+            read += len(data)
+            for n in needles:
+                if n in data:
+                    found.add(n)
+    return found, read
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="uphook-env-")
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(os.path.join(repo, "addons", "spin"))
+    with open(os.path.join(repo, "addons.yaml"), "w") as f:
+        f.write("microk8s-addons:\n  addons:\n    - name: spin\n"
+                "      version: 1.0.0\n")
+    with open(os.path.join(repo, "addons", "spin", "upgrade.lua"), "w") as f:
+        f.write(HOOK)
+    with open(os.path.join(tmp, "cluster.yaml"), "w") as f:
+        f.write("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n")
+    key = "uphook-cloud-key-" + secrets.token_hex(12)
+    password = "uphook-proxy-pass-" + secrets.token_hex(12)
+    env = dict(os.environ, AWS_SECRET_ACCESS_KEY=key,
+               https_proxy="http://someone:%s@127.0.0.1:9/" % password)
+    needles = [key.encode(), password.encode()]
+    p = subprocess.Popen([UPHOOK, "--addons", repo, "--offline",
+                          os.path.join(tmp, "cluster.yaml"), "--state-dir",
+                          os.path.join(tmp, "st"), "--timeout", "20",
+                          "upgrade", "spin"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    child = None
+    for _ in range(200):                     # the hook child, spinning
+        kids = children(p.pid)
+        if kids:
+            child = kids[0]
+            time.sleep(0.3)                  # past fork and confinement
+            break
+        time.sleep(0.05)
+    check("the hook child runs", child is not None)
+    if child is None:
+        p.kill()
+        finish()
+    try:
+        in_child, read = memory_has(child, needles)
+        in_broker, _ = memory_has(p.pid, needles)
+        with open("/proc/%d/environ" % child, "rb") as f:
+            child_environ = f.read()
+    except PermissionError as e:
+        check("reading the hook child's memory needs CAP_SYS_PTRACE", False,
+              e)
+        p.kill()
+        finish()
+    check("the broker's memory holds the secrets (the search can find them)",
+          in_broker == set(needles), in_broker)
+    check("the hook child's memory (%d KiB read) holds none of them"
+          % (read >> 10), not in_child,
+          ", ".join(n.decode() for n in in_child))
+    check("the child's initial-stack environment is zeroed",
+          not any(n in child_environ for n in needles)
+          and child_environ.strip(b"\0") == b"", child_environ[:200])
+    p.kill()
+    p.wait()
+    subprocess.run(["rm", "-rf", tmp])
+    finish()
+
+
+main()
