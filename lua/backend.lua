@@ -13,6 +13,13 @@ end
 ---The backend, the transfer backend and the name of the node uphook
 ---runs on; L (a layout) makes an offline world persistent under its
 ---state dir, with its nodes' files (docs/state.md).
+---@param o table options of lua/cli.lua (offline, kubeconfig, ...)
+---@param c table the C families
+---@param report table lua/report.lua
+---@param L table|nil the run's layout (state_dir)
+---@return table backend
+---@return table net the transfer backend
+---@return string node this node's name
 function M.connect(o, c, report, L)
   if o.offline then
     local world = L and (L.state_dir .. "/offline")

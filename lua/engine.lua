@@ -62,6 +62,7 @@ end
 
 ---uphook's long option names (host/cli.c), which no param may take.
 ---@return table<string, true>|nil
+---@param c table|nil the C families (c.cli.options)
 function M.reserved(c)
   if not (c and c.cli and c.cli.options) then return nil end
   local set = {}
@@ -71,6 +72,9 @@ end
 
 ---Check the hook table's description; returns the hook info or raises.
 ---@param reserved table<string, true>|nil names params may not take
+---@param desc table {types=, data=}: what host/child.c's describe sent
+---@param name string the hook, in messages ("dns/upgrade.lua")
+---@return table info version, from, perms, params, decl, has, unknown
 function M.validate(desc, name, reserved)
   local types, data = desc.types or {}, desc.data or {}
   local function bad(msg) stop(M.EARLY, name .. ": " .. msg) end
@@ -448,8 +452,20 @@ local function fail(run, err)
   return err.code
 end
 
+---What `run` takes: the run record's options (lua/run.lua), and:
+---@class uphook.EngineOptions: uphook.RunOptions
+---@field command "upgrade"|"plan"
+---@field source string the hook file's text
+---@field chunkname string "@<path>", for tracebacks
+---@field hook_name string "<addon>/upgrade.lua", for messages
+---@field memory_limit? integer bytes of Lua memory for the hook
+---@field reset_params? boolean `--reset-params`
+---@field spawn? fun(conf: table): table? makes the child (broker.spawn)
+---@field release? fun(child: table) used instead of child:close()
+
 ---Run one upgrade or plan. Returns the exit code and the run record.
----@return integer code, table run
+---@param o uphook.EngineOptions
+---@return integer code, uphook.Run run
 function M.run(o)
   local run = new_run(o)
   local t0 = o.c.sys.now()

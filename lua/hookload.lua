@@ -25,6 +25,10 @@ end
 
 ---@param limits? {deadline: number, timeout: number, memory_limit: integer} from M.limits
 ---@return table|nil info, string|nil err, table|nil child
+---@param c table the C families
+---@param path string the hook file
+---@param name string the hook, in messages
+---@param keep boolean|nil return the child too, still running
 function M.load(c, path, name, keep, limits)
   limits = limits or { timeout = 10, deadline = c.sys.now() + 10 }
   -- the folder resolved once and held; the hook and its modules are read

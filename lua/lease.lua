@@ -82,6 +82,8 @@ end
 
 ---Why a Lease no run holds any more may be taken, or nil while it is held.
 ---@return string|nil why
+---@param run uphook.Run
+---@param lease table the Lease object as read
 function M.stale(run, lease)
   local spec = lease.spec or {}
   if M.pending_node(lease) == run.hostname then
@@ -100,6 +102,7 @@ end
 
 ---Take the Lease, or stop: exit 6 while another node's journal is
 ---pending, exit 5 while another run holds it.
+---@param run uphook.Run
 function M.lock(run)
   run.identity = string.format("%s/uphook-%s", tostring(run.hostname),
     tostring(run.pid or 0))
@@ -146,6 +149,7 @@ local function rewrite(run)
 end
 
 ---Renew the Lease during long waits (every third of its duration).
+---@param run uphook.Run
 function M.renew(run)
   if not run.locked then return end
   if run.renewed and wall(run) - run.renewed < LEASE_SECONDS / 3 then return end
@@ -156,6 +160,7 @@ end
 ---Mark the Lease pending on this node, before the run's journal is
 ---created (lua/rollback.lua calls it). Raises when it cannot: nothing is
 ---changed yet, so the run stops with exit 4.
+---@param run uphook.Run
 function M.mark_pending(run)
   if not run.locked or run.pending then return end
   run.pending = run.hostname
@@ -169,10 +174,12 @@ end
 
 ---The run's journal is gone (committed or rolled back): the Lease is
 ---released as usual at the end of the run.
+---@param run uphook.Run
 function M.clear_pending(run) run.pending = nil end
 
 ---Release the Lease (best effort: a stale one is taken over later). A
 ---Lease marked pending stays, with its journal, until `uphook recover`.
+---@param run uphook.Run
 function M.unlock(run)
   if not run.locked or run.pending then return end
   run.locked = false

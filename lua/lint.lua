@@ -104,6 +104,10 @@ local function describe(info)
     and esc(table.concat(info.permissions, ", ")) or "none") .. "\n"
 end
 
+---@param o table options of host/cli.c
+---@param c table the C families
+---@param report table lua/report.lua
+---@return integer exit code
 function M.main(o, c, report)
   local paths = #o.operands > 0 and o.operands or { "." }
   local files, bad = {}, 0

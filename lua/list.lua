@@ -80,6 +80,9 @@ end
 
 ---The rows of `uphook list`, and the backend they were read from.
 ---@return table[] rows, Backend backend
+---@param o table options of host/cli.c
+---@param c table the C families
+---@param report table lua/report.lua
 function M.rows(o, c, report)
   local rows = {}
   o.limits = o.limits or hookload.limits(o, c)   -- doctor sets it first
@@ -94,6 +97,10 @@ function M.rows(o, c, report)
   return rows, backend
 end
 
+---@param o table options of host/cli.c
+---@param c table the C families
+---@param report table lua/report.lua
+---@return integer exit code
 function M.main(o, c, report)
   local rows = M.rows(o, c, report)
   if o.output == "json" then

@@ -26,12 +26,20 @@ local function objects_of(c, objects)
 end
 
 ---Prepare fixture objects once for many clusters (uphook test).
+---@param c table the C families
+---@param objects table[] decoded fixture objects
+---@return table seed for M.cluster
 function M.seed(c, objects)
   return cluster.seed(objects_of(c, objects), opts(c))
 end
 
 ---A mock cluster from decoded objects (copied: the caller's stay intact)
 ---or from a prepared seed.
+---@param c table the C families
+---@param objects table[]|nil decoded objects (copied)
+---@param hostname string|nil this node's name
+---@param seed table|nil a prepared seed, instead of objects
+---@return table backend the mock cluster
 function M.cluster(c, objects, hostname, seed)
   local o = opts(c, hostname)
   if seed then o.seed = seed else o.objects = objects_of(c, objects) end
@@ -105,6 +113,11 @@ end
 ---Write the mock world through to a file after every change, so that a
 ---later `uphook --offline ... --state-dir D` (recover, a second upgrade)
 ---sees it: this is what lets crash tests kill uphook between changes.
+---@param c table the C families
+---@param backend table the mock cluster
+---@param dir string the world's folder
+---@param file string the file in it
+---@return table backend that saves after every change (and .save())
 function M.persistent(c, backend, dir, file)
   local function save()
     local objs = backend:objects()
@@ -129,6 +142,9 @@ end
 ---The verify-and-cache step is the live one (http.store), and, as with
 ---the live one, a file already in the cache is not transferred again:
 ---`calls` lists only the URLs really transferred, `heads` the HEADs.
+---@param c table the C families
+---@param downloads table<string, table> url -> {body=, file=, status=}
+---@return table net a transfer backend with calls and heads
 function M.net(c, downloads)
   local function answer(t)
     local d = downloads[t.url]
@@ -190,6 +206,8 @@ function M.net(c, downloads)
 end
 
 ---The live transfer backend: libcurl in this (the broker) process.
+---@param c table the C families
+---@return table net
 function M.live_net(c)
   return {
     fetch = function(_, t) return c.http.fetch(t) end,

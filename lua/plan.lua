@@ -39,6 +39,8 @@ end
 local add = M.add
 
 ---A log.step heading.
+---@param run uphook.Run
+---@param text string
 function M.step(run, text)
   run.step_no = (run.step_no or 0) + 1
   add(run, { type = "step", text = text })
@@ -67,6 +69,13 @@ function M.object_diff(run, prior, stored)
 end
 
 ---An apply or a delete. `reason` says why a delete happens (prune).
+---@param run uphook.Run
+---@param action string created, configured, unchanged or deleted
+---@param ref table {kind, name, namespace}
+---@param prior table|nil the object before
+---@param stored table|nil the object after
+---@param data_loss boolean|nil deleted with allow_data_loss
+---@param reason string|nil why a delete happens
 function M.kube(run, action, ref, prior, stored, data_loss, reason)
   local e = add(run, { type = "kube", action = action, kind = ref.kind,
     name = ref.name, namespace = ref.namespace, data_loss = data_loss,
@@ -109,12 +118,21 @@ function M.node_args(run, e)
   end
 end
 
+---A download; returns its entry (an install joins it).
+---@param run uphook.Run
+---@param url string
+---@param sum string sha256
+---@return table entry
 function M.download(run, url, sum)
   return add(run, { type = "download", url = url, sha256 = sum })
 end
 
 --- An install joins the entry of its download (dest and mode), so the
 --- plan shows URL, sha256 and destination together.
+---@param run uphook.Run
+---@param token string cache:<sha256>
+---@param dest string root:relative
+---@param mode string|nil
 function M.install(run, token, dest, mode, node)
   local where = mode and (dest .. " (mode " .. mode .. ")") or dest
   if node then where = where .. " on " .. node .. " only" end
@@ -152,6 +170,10 @@ function M.wait(run, text, timeout)
   add(run, { type = "wait", text = text, timeout = timeout })
 end
 
+---Another line of the plan.
+---@param run uphook.Run
+---@param kind string the entry's type
+---@param text string
 function M.note(run, kind, text)
   add(run, { type = kind, text = text })
 end
@@ -171,6 +193,8 @@ function M.changes(entries)
 end
 
 ---Counts of each kind of change.
+---@param entries table[] run.entries
+---@return table counts {created, configured, deleted, unchanged, files, ...}
 function M.summary(entries)
   local c = { created = 0, configured = 0, unchanged = 0, deleted = 0,
               files = 0, downloads = 0, restarts = 0 }
@@ -187,6 +211,9 @@ function M.summary(entries)
   return c
 end
 
+---The counts as one line.
+---@param entries table[]
+---@return string
 function M.summary_line(entries)
   local c = M.summary(entries)
   return string.format("%d created, %d configured, %d deleted, %d unchanged"

@@ -78,6 +78,7 @@ end
 ---Mark that a journaled change happened (exit 1 from now on). The
 ---test-only UPHOOK_CRASH_AFTER=N makes uphook die right after the Nth
 ---change, as a power cut would, for the crash-injection tests.
+---@param run uphook.Run
 function M.changed(run)
   run.changed = true
   run.nchanges = (run.nchanges or 0) + 1
@@ -101,6 +102,10 @@ end
 
 ---Keep the prior bytes of a file (hard link or copy) and record them; the
 ---record names the backup relative to the journal's folder.
+---@param run uphook.Run
+---@param root string the root's name (bin, args, state)
+---@param dir string the root's absolute folder
+---@param rel string the file, relative to it
 function M.record_backup(run, root, dir, rel)
   journal(run)
   local n = #run.records + 1
@@ -331,6 +336,8 @@ end
 ---Undo every record in reverse. Returns true, or false and the list of
 ---changes that could not be undone (the journal is then kept).
 ---@return boolean ok, string[] problems, string[] restored
+---@param run uphook.Run|table a run, or recover's record with backend, roots, fs
+---@param records table[] journal records, oldest first
 function M.undo(run, records)
   local problems, restored = {}, {}
   local here, remote, seen, restored_on = {}, {}, {}, {}
@@ -374,6 +381,10 @@ end
 ---Delete the journal, then the backups its records name (config.install
 ---keeps them beside it as <journal>.<n>): a crash between the two leaves
 ---only stale backups, never a journal whose backups are gone.
+---@param journal_lib table c.journal
+---@param fs table c.fs
+---@param journal_path string
+---@param records table[]|nil the journal's records (for their backups)
 function M.remove(journal_lib, fs, journal_path, records)
   journal_lib.remove(journal_path)
   for _, rec in ipairs(records or {}) do
@@ -405,6 +416,7 @@ function M.check_journal(begin, version, roots, bases, addon)
 end
 
 ---Close and delete the journal (after commit or a complete rollback).
+---@param run uphook.Run
 function M.finish(run)
   if run.journal then
     run.journal:close()

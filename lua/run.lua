@@ -65,7 +65,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field entries table[] the plan's entries (lua/plan.lua)
 ---@field records table[] the journal records of this run, in order
 ---@field calls? {name: string, args: table}[] the primitives called (uphook test only, bounded: lua/prims.lua)
----@field planned table<string, table|false> under plan: objects deleted (false) or recreated
+---@field planned table<string, table|false> under plan: deleted or recreated
 ---@field applied table<string, true> the objects this run applied, by plan key (kube.prune keeps them)
 ---@field redact_key? string the run's key for Secret redactions (lua/redact.lua), drawn on first use
 ---@field deleted table<string, table> objects deleted, by plan key
@@ -73,7 +73,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field nchanges? integer the number of changes made
 ---@field step_no? integer the last log.step's number
 ---@field journal? table the open journal (rollback.lua)
----@field handler? fun(name: string, args: table): any the child's request handler
+---@field handler? fun(name: string, args: table): any serves the child
 ---@field child? table the hook child (host/broker.c)
 ---@field hook? table the validated hook declarations (engine.validate)
 ---@field to? string the version the hook installs
@@ -82,7 +82,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field params? table<string, string> the merged parameters
 ---@field positional? string[] the positional arguments
 ---@field given? table<string, string> the params given on the command line
----@field reset? boolean `--reset-params`: the saved params are not used
+---@field reset? boolean `--reset-params`: saved params are not used
 ---@field reconfigure? string at the current version: the params that change ("name old -> new, ...")
 ---@field identity? string the Lease holder's identity
 ---@field locked? boolean the Lease is held

@@ -13,6 +13,7 @@ local NS = lease.NAMESPACE
 local cm_name = lease.name
 
 ---@return {version:string, params:table, history:table}|nil
+---@param run uphook.Run
 function M.read(run)
   local cm = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
   if not cm or type(cm.data) ~= "table" then return nil end
@@ -38,6 +39,8 @@ local function now_iso(run)
 end
 
 ---Write the new version, params and history (the last step of an upgrade).
+---@param run uphook.Run
+---@param saved table|nil what read returned at the start
 function M.commit(run, saved)
   local history = {}
   for _, h in ipairs(saved and saved.history or {}) do
