@@ -18,6 +18,9 @@
 --- Each change is `{path=, old=, new=}` with the values themselves (nil:
 --- absent; the host's null: null), for JSON; lua/plantext.lua renders
 --- them for people.
+local kinds = require "uphook.kinds"
+local tables = require "uphook.tables"
+
 local M = {}
 
 --- kubectl's client-side apply keeps the whole object here; in a Secret
@@ -25,9 +28,7 @@ local M = {}
 M.LAST_APPLIED =
   "metadata.annotations.kubectl.kubernetes.io/last-applied-configuration"
 
-local SERVER_META = { resourceVersion = true, uid = true,
-  creationTimestamp = true, managedFields = true, generation = true,
-  selfLink = true }
+local SERVER_META = kinds.IS_SERVER_METADATA
 
 local function is_list(t, null)
   return type(t) == "table" and t ~= null and t[1] ~= nil
@@ -161,14 +162,7 @@ function M._secret_map(a, b, field, out, ctx)
   end
 end
 
---- Deep equality of plain data, for lists of scalars.
-local function same(a, b)
-  if a == b then return true end
-  if type(a) ~= "table" or type(b) ~= "table" then return false end
-  for k, v in pairs(a) do if not same(v, b[k]) then return false end end
-  for k in pairs(b) do if a[k] == nil then return false end end
-  return true
-end
+local same = tables.equal   -- deep equality, for lists of scalars
 
 function diff_into(a, b, path, out, ctx, depth)
   if a == b then return end
