@@ -16,8 +16,8 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+from treecheck import ROOT, check, finish
+
 REQ = re.compile(r"""\brequire\s*\(?\s*["']([\w.]+)["']""")
 
 
@@ -43,21 +43,6 @@ def sources(pattern):
     return sorted(p for p in glob.glob(os.path.join(ROOT, pattern),
                                        recursive=True)
                   if not p.endswith("_test.lua"))
-
-
-passed = failed = 0
-
-
-def check(ok, what, problems):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok - " + what)
-    else:
-        failed += 1
-        print("not ok - " + what)
-        for p in problems:
-            print("    " + p)
 
 
 engine = {module_of(p): p for p in sources("lua/**/*.lua")}
@@ -112,5 +97,4 @@ check(len(engine) > 10 and "uphook.engine" in graph
       and any(d == "uphook.prims" for d, _ in graph["uphook.engine"]),
       "the checker sees the engine (and engine -> prims)", [])
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

@@ -17,8 +17,8 @@ import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+from treecheck import ROOT, check, finish
+
 AREAS = ["host", "lua", "stdlib", "hooks", "tests", "docs", "Makefile",
          ".ci", "README.md"]
 # spelled in pieces so that this file does not match itself
@@ -26,23 +26,6 @@ SHARED = re.compile(r"\.\./" + "shared" + r"\b|/work/" + "shared" + r"\b")
 BRIEF = re.compile(r"(?<![\w])" + "SP" + r"EC(?![\w])")
 CITE = re.compile(r"contract\.md\s*§\s*(\d+)")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-
-passed = failed = 0
-
-
-def check(ok, what, problems):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok - " + what)
-    else:
-        failed += 1
-        print("not ok - " + what)
-        for p in problems[:40]:
-            print("    " + p)
-        if len(problems) > 40:
-            print("    ... and %d more" % (len(problems) - 40))
-
 
 def tracked():
     """The tracked files of AREAS, or every file when this is no git
@@ -160,5 +143,4 @@ for f in sorted(docs):
 check(not broken, "every relative link in README.md and docs/ resolves",
       broken)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()
