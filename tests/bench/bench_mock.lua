@@ -3,15 +3,7 @@
 -- cluster built from decoded objects or from a prepared seed (what
 -- `uphook test` does for a fixture used by many cases).
 -- Run by bench_mock.sh: lua5.4 tests/bench/bench_mock.lua
-table.insert(package.searchers, 2, function(name)
-  local rel = name:match("^uphook%.(.+)$")
-  if not rel then return "\n\tnot an engine module" end
-  local path = "lua/" .. rel:gsub("%.", "/") .. ".lua"
-  local f = io.open(path)
-  if not f then return "\n\tno file '" .. path .. "'" end
-  f:close()
-  return assert(loadfile(path)), path
-end)
+dofile("tests/lua/searcher.lua")
 local cluster = require "uphook.mock.cluster"
 
 local NS = "kube-system"
