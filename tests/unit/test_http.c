@@ -5,6 +5,7 @@
 #include "unit.h"
 #include "http.h"
 #include <arpa/inet.h>
+#include "os.h"
 #include <errno.h>
 #include <ftw.h>
 #include <netinet/in.h>
@@ -88,9 +89,7 @@ static int l_files(lua_State *l)
 
 static int l_now(lua_State *l)
 {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  lua_pushnumber(l, (double)ts.tv_sec + ts.tv_nsec / 1e9);
+  lua_pushnumber(l, uh_monotonic());
   return 1;
 }
 
