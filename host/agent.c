@@ -334,17 +334,11 @@ static CURL *new_handle(agent *a)
   CURL *h = curl_easy_init();
   if (!h)
     return NULL;
-  if (uh_curl_protocols(h, "https", "https") != CURLE_OK) {
+  if (uh_curl_transport(h) != CURLE_OK) {
     curl_easy_cleanup(h);
     return NULL;
   }
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "uphook");
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
   /* the cluster CA and nothing else: no bundle, no system folder */
   curl_easy_setopt(h, CURLOPT_CAINFO, NULL);
   curl_easy_setopt(h, CURLOPT_CAPATH, NULL);

@@ -261,6 +261,17 @@ CURLcode uh_curl_protocols(CURL *h, const char *protocols,
   return rc ? rc : curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, r);
 }
 
+CURLcode uh_curl_transport(CURL *h)
+{
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_USERAGENT, "uphook");
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+  return uh_curl_protocols(h, "https", "https");
+}
+
 /* the multi interface: parallel requests to the cluster agents */
 CURLM *curl_multi_init(void)
 {

@@ -26,4 +26,10 @@ int uh_curl_has_protocols_str(unsigned version_num);
 CURLcode uh_curl_protocols(CURL *h, const char *protocols,
                            const char *redirects);
 
+/* The transport every uphook handle starts from (downloads, the API
+ * server, the cluster agents): no signals, user agent "uphook", https
+ * only, redirects never followed by libcurl, TLS 1.2 or later with the
+ * peer and its name verified.  Not CURLE_OK: do not use the handle. */
+CURLcode uh_curl_transport(CURL *h);
+
 #endif

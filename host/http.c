@@ -53,16 +53,10 @@ CURL *uh_http_handle(const char *ca_file, long timeout_ms)
     return NULL;
   c = g_easy;
   curl_easy_reset(c);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "uphook");
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-  curl_easy_setopt(c, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+  if (uh_curl_transport(c) != CURLE_OK)
+    return NULL;
   if (ca_file)
     curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
-  if (uh_curl_protocols(c, "https", "https") != CURLE_OK)
-    return NULL;
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)UH_HTTP_MAXREDIRS);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    timeout_ms > 0 && timeout_ms < CONNECT_TIMEOUT_MS ?

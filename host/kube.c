@@ -86,16 +86,14 @@ static CURL *new_handle(client *c)
   CURL *h = curl_easy_init();
   if (!h)
     return NULL;
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "uphook");
-  if (uh_curl_protocols(h, "https", "https") != CURLE_OK) {
+  if (uh_curl_transport(h) != CURLE_OK) {
     curl_easy_cleanup(h);
     return NULL;
   }
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, kc->insecure ? 0L : 1L);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, kc->insecure ? 0L : 2L);
+  if (kc->insecure) {   /* insecure-skip-tls-verify in the kubeconfig */
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
