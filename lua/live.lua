@@ -275,6 +275,10 @@ end
 --- Reads -------------------------------------------------------------------
 
 ---Read one object, or nil when absent.
+---@param kind string Kind or group/version/Kind
+---@param name string
+---@param namespace string|nil
+---@return table|nil
 function Live:get(kind, name, namespace)
   local info = self:_resolve(kind)
   assert(type(name) == "string", "get: name must be a string")
@@ -292,6 +296,9 @@ local function selector(labels)
 end
 
 ---List objects of a kind (all namespaces unless opts.namespace).
+---@param kind string
+---@param opts table|nil {namespace=, labels=}
+---@return table[]
 function Live:list(kind, opts)
   local info = self:_resolve(kind)
   opts = opts or {}
@@ -308,6 +315,9 @@ function Live:list(kind, opts)
 end
 
 ---Is the kind namespaced? nil when the server does not serve it.
+---@param apiVersion string
+---@param kind string
+---@return boolean|nil
 function Live:namespaced(apiVersion, kind)
   local arg = apiVersion and (apiVersion .. "/" .. kind) or kind
   local ok, info = pcall(self._resolve, self, arg)
@@ -363,6 +373,10 @@ end
 ---Server-side apply. Returns the stored object and created, configured
 ---or unchanged (under dry_run: what the server would store; with
 ---managed_fields, what it would store after set_managed_fields).
+---@param obj table
+---@param opts table|nil {dry_run=, prior=, managed_fields=}
+---@return table stored
+---@return string action
 function Live:apply(obj, opts)
   local info, md, ns = self:_body(obj, "apply")
   local path = path_of(info, ns, md.name)
@@ -388,6 +402,8 @@ end
 local MANAGED = "?fieldManager=" .. kinds.FIELD_MANAGER
 
 ---POST: create; 409 AlreadyExists when present.
+---@param obj table
+---@return table stored
 function Live:create(obj)
   local info, _, ns = self:_body(obj, "create")
   return fill(self:_json("POST", path_of(info, ns) .. MANAGED,
@@ -395,6 +411,8 @@ function Live:create(obj)
 end
 
 ---PUT: replace; metadata.resourceVersion, when set, is a precondition.
+---@param obj table
+---@return table stored
 function Live:replace(obj)
   local info, md, ns = self:_body(obj, "replace")
   return fill(self:_json("PUT", path_of(info, ns, md.name) .. MANAGED,
@@ -421,6 +439,10 @@ function Live:set_managed_fields(kind, name, namespace, managed_fields,
 end
 
 ---DELETE: true when deleted, false when it was absent.
+---@param kind string
+---@param name string
+---@param namespace string|nil
+---@return boolean
 function Live:delete(kind, name, namespace)
   local info = self:_resolve(kind)
   assert(type(name) == "string", "delete: name must be a string")
@@ -466,6 +488,13 @@ end
 ---Watch one object: fn(obj_or_nil) on the current object and on every
 ---change, until fn returns true (true, obj) or `timeout` seconds pass
 ---(false, last_obj).
+---@param kind string
+---@param name string
+---@param namespace string|nil
+---@param fn fun(obj: table|nil): boolean
+---@param timeout number seconds
+---@return boolean ok
+---@return table|nil last
 function Live:watch(kind, name, namespace, fn, timeout)
   assert(type(fn) == "function", "watch: fn must be a function")
   local info = self:_resolve(kind)
@@ -499,10 +528,12 @@ end
 function Live:now() return self.sys.now() end
 
 ---Sleep (really).
+---@param seconds number
 function Live:sleep(seconds) self.sys.sleep(math.max(0, seconds)) end
 
 ---snapctl restart microk8s.daemon-<...>; $UPHOOK_SNAPCTL may name a
 ---stand-in command.
+---@param service string kubelite or microk8s.daemon-<name>
 function Live:restart(service)
   assert(type(service) == "string", "restart: service must be a string")
   local unit = service == "kubelite" and "microk8s.daemon-kubelite"

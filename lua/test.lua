@@ -397,6 +397,8 @@ function M.env(o)
   return env
 end
 
+---Seed uphook's state ConfigMap (t.env's `state`).
+---@param st {version: string, params?: table, history?: table}
 function Env:seed_state(st)
   local data = { version = st.version }
   if st.params then data.params = C.yaml.encode(st.params) end
@@ -461,9 +463,18 @@ local function run_hook(env, command, args)
 end
 
 ---Run `uphook upgrade` on this env. Returns {code, error, log, plan}.
+---@param args string[]|nil the arguments after the addon name
+---@return table result {code, error, log, plan, trace, run}
 function Env:upgrade(args) return run_hook(self, "upgrade", args) end
 ---Run `uphook plan` on this env: records the plan, changes nothing.
+---@param args string[]|nil
+---@return table result
 function Env:plan(args) return run_hook(self, "plan", args) end
+---One object of the mock cluster, or nil.
+---@param kind string
+---@param name string
+---@param ns string|nil
+---@return table|nil
 function Env:get(kind, name, ns) return self.backend:get(kind, name, ns) end
 
 --- Shaping state: what someone else did to the cluster before the run.
@@ -515,8 +526,20 @@ end
 function Env:delete(kind, name, ns)
   return self.backend:delete(kind, name, ns)
 end
+---Objects of a kind.
+---@param kind string
+---@param opts table|nil {namespace=, labels=}
+---@return table[]
 function Env:list(kind, opts) return self.backend:list(kind, opts or {}) end
+---Make a rollout never finish (on the mock clock).
+---@param kind string
+---@param name string
+---@param ns string|nil
 function Env:stall(kind, name, ns) return self.backend:stall(kind, name, ns) end
+---Undo Env:stall.
+---@param kind string
+---@param name string
+---@param ns string|nil
 function Env:unstall(kind, name, ns)
   return self.backend:unstall(kind, name, ns)
 end
@@ -533,6 +556,8 @@ function Env:state()
 end
 
 ---A file by `root:path`; with `node`, another node's `args:` file.
+---@param path string root:relative
+---@return string|nil
 function Env:file(path, node)
   local root, rel = path:match("^(%a+):(.+)$")
   assert(root and self.roots[root], "env:file: root:path expected")
@@ -544,6 +569,8 @@ function Env:file(path, node)
 end
 
 ---A parsed args file of this node, or of `node`.
+---@param service string
+---@return table<string, string|true>
 function Env:args(service, node)
   return C.argsfile.parse(self:file("args:" .. service, node) or "")
 end
@@ -559,6 +586,8 @@ end
 
 ---The recorded calls of a primitive across this env's runs: list of
 ---argument lists.
+---@param name string the primitive, e.g. "kube.apply"
+---@return any[][]
 function Env:calls(name)
   local out = {}
   for _, run in ipairs(self.runs) do
@@ -911,6 +940,8 @@ end
 ---over forked workers; `opts.case_timeout` bounds a confined case (real
 ---seconds, default 600).
 ---@return table results, integer passed, integer failed, integer skipped
+---@param files string[] the test files
+---@param opts table {loader=, filter=, clock=, jobs=, ...}
 function M.run(files, opts)
   local results, np, nf, ns = {}, 0, 0, 0
   case_timeout = opts.case_timeout or CASE_TIMEOUT
@@ -1013,6 +1044,9 @@ local function write_junit(path, results, np, nf, ns)
 end
 
 ---Entry point of `uphook test [path...]`.
+---@param o table options of host/cli.c
+---@param c table the C families
+---@return integer exit code
 function M.main(o, c)
   C = c
   local R = require "uphook.run"
@@ -1053,6 +1087,7 @@ function M.main(o, c)
 end
 
 ---For tests that use t.env outside `uphook test` (dev runner).
+---@param c table the C families
 function M.set_modules(c) C = c end
 
 return M
