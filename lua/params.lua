@@ -28,6 +28,9 @@ M.MAX_PARAMS, M.MAX_CHOICES = 256, 256
 --- child). `bad(msg)` raises; `reserved` is the set of uphook's long
 --- option names, which no param may take.
 ---@return uphook.ParamsDecl
+---@param data table the hook's data fields (params, positional)
+---@param bad fun(msg: string) raises
+---@param reserved table<string, true>|nil
 function M.declare(data, bad, reserved)
   local d = { params = {}, shorts = {}, positional = {}, unknown = {} }
   local checks = type(data.__param_checks) == "table"
@@ -89,6 +92,9 @@ end
 
 --- `positional = { "nameservers", {name = "dnsip", description = ...} }`;
 --- a last name ending in "..." takes every remaining argument.
+---@param list table the hook's positional declarations
+---@param bad fun(msg: string) raises
+---@param d uphook.ParamsDecl filled in
 function M.declare_positional(list, bad, d)
   if list == nil then return end
   if type(list) ~= "table" then bad("field 'positional' must be a list") end
@@ -136,6 +142,8 @@ end
 ---@param argv string[] the arguments after the addon name
 ---@param d uphook.ParamsDecl
 ---@return table<string, string> given, string[] positional
+---@param addon string for messages
+---@param usage fun(msg: string) raises a usage error
 function M.parse(argv, d, addon, usage)
   local given, positional, i, only = {}, {}, 1, false
   local function unknown(opt)
@@ -183,6 +191,9 @@ end
 
 ---What is wrong with a value, as far as the broker can tell (choices);
 ---nil when nothing is. The pattern and check run in the child.
+---@param spec table a declared param
+---@param value string
+---@return string|nil problem
 function M.choice_problem(spec, value)
   if type(value) ~= "string" then return "must be a string" end
   if not spec.choices then return nil end
@@ -191,6 +202,10 @@ function M.choice_problem(spec, value)
 end
 
 ---Defaults, then `base` (saved or detected), then `given`.
+---@param d uphook.ParamsDecl
+---@param base table<string, string>|nil
+---@param given table<string, string>
+---@return table<string, string>
 function M.merge(d, base, given)
   local out = {}
   for k, spec in pairs(d.params) do out[k] = spec.default end
@@ -202,6 +217,9 @@ function M.merge(d, base, given)
 end
 
 ---Do two merged parameter tables hold the same values?
+---@param a table<string, string>|nil
+---@param b table<string, string>|nil
+---@return boolean
 function M.same(a, b)
   for k, v in pairs(a) do if b[k] ~= v then return false end end
   for k, v in pairs(b) do if a[k] ~= v then return false end end
@@ -230,6 +248,8 @@ end
 ---The text of `uphook upgrade <addon> --help`.
 ---@param info table engine.validate's result
 ---@return string
+---@param addon string
+---@param command string upgrade or plan
 function M.help(info, addon, command)
   local d = info.decl
   local out = { string.format("usage: uphook %s %s%s%s", command, addon,

@@ -25,6 +25,10 @@ function M.new(o)
   return r
 end
 
+---`s` in the colour of `kind` when colour is on.
+---@param kind string a key of COLORS ("error", "warn", ...)
+---@param s string
+---@return string
 function M:paint(kind, s)
   if not self.color then return s end
   return COLORS[kind] .. s .. COLORS.reset
@@ -35,6 +39,10 @@ local function stamp(self)
   return os.date("!%Y-%m-%dT%H:%M:%SZ ", math.floor(self.clock())) or ""
 end
 
+---A JSON event under --output json; nil otherwise (the
+---caller prints the human form).
+---@param t table the event
+---@return true|nil printed
 function M:event(t)
   if self.format == "json" then
     self.write(self.json.encode(t) .. "\n")
@@ -43,6 +51,8 @@ function M:event(t)
 end
 
 ---A line of hook log: level is "info", "warn" or "step".
+---@param level "info"|"warn"|"step"
+---@param text string
 function M:log(level, text)
   self.lines[#self.lines + 1] = text
   if self.capture then return end
@@ -77,6 +87,7 @@ local SPIN = { "|", "/", "-", "\\" }
 
 ---A live status line during waits ("2/3 replicas updated"), with a
 ---spinner on a TTY.
+---@param text string
 function M:progress(text)
   if self.capture then return end
   if self:event({ event = "progress", message = text }) then return end
@@ -96,6 +107,8 @@ function M:clear_status()
   end
 end
 
+---An information line (hidden by -q).
+---@param text string
 function M:info(text)
   if self.capture then return end
   self:clear_status()
@@ -105,6 +118,8 @@ function M:info(text)
   end
 end
 
+---An error line, on stderr.
+---@param text string
 function M:error(text)
   self.lines[#self.lines + 1] = text
   if self.capture then return end

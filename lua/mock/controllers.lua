@@ -50,6 +50,10 @@ local function replicas(obj)
 end
 
 ---Deployment status after a rollout, or stalled.
+---@param obj table the workload
+---@param ts string now, RFC 3339
+---@param stalled boolean|nil
+---@return table status
 function M.Deployment(obj, ts, stalled, _)
   local g, r = obj.metadata.generation, replicas(obj)
   local name = obj.metadata.name
@@ -81,6 +85,10 @@ function M.Deployment(obj, ts, stalled, _)
 end
 
 ---DaemonSet status; `nodes` is the number of Node objects (at least 1).
+---@param obj table the workload
+---@param stalled boolean|nil
+---@param nodes integer the number of Nodes
+---@return table status
 function M.DaemonSet(obj, _, stalled, nodes)
   local n = math.max(nodes or 1, 1)
   local upd = stalled and n - 1 or n
@@ -93,6 +101,9 @@ function M.DaemonSet(obj, _, stalled, nodes)
 end
 
 ---StatefulSet status.
+---@param obj table the workload
+---@param stalled boolean|nil
+---@return table status
 function M.StatefulSet(obj, _, stalled, _)
   local g, r = obj.metadata.generation, replicas(obj)
   local rev = obj.metadata.name .. "-" .. M.template_hash(obj)
@@ -113,6 +124,9 @@ function M.StatefulSet(obj, _, stalled, _)
 end
 
 ---ReplicaSet status.
+---@param obj table the workload
+---@param stalled boolean|nil
+---@return table status
 function M.ReplicaSet(obj, _, stalled, _)
   local r = replicas(obj)
   local ready = stalled and math.max(r - 1, 0) or r
@@ -122,6 +136,10 @@ function M.ReplicaSet(obj, _, stalled, _)
 end
 
 ---Job status: complete at once; stalled means still running.
+---@param obj table the workload
+---@param ts string now, RFC 3339
+---@param stalled boolean|nil
+---@return table status
 function M.Job(obj, ts, stalled, _)
   if stalled then
     return { active = 1, startTime = ts, ready = 0 }
@@ -156,6 +174,9 @@ function M.observed(obj)
 end
 
 ---CRD status: Established and NamesAccepted at once.
+---@param obj table the CRD
+---@param ts string now, RFC 3339
+---@return table status
 function M.crd_status(obj, ts)
   local spec = obj.spec or {}
   local stored = {}
@@ -191,6 +212,8 @@ function M.condition_true(obj, type_)
 end
 
 ---APIService status: Available.
+---@param ts string now, RFC 3339
+---@return table status
 function M.apiservice_status(_, ts)
   return { conditions = {
     { type = "Available", status = "True", reason = "Passed",

@@ -40,6 +40,9 @@ function M.conflict(info, name)
 end
 
 ---409 on a uid precondition.
+---@param want string the uid the request names
+---@param have string the object's uid
+---@return ApiError
 function M.uid_conflict(want, have)
   return M.new(409, "Conflict", string.format(
     "Precondition failed: UID in precondition: %s, UID in object meta: %s",
