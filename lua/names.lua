@@ -24,6 +24,8 @@ local LABEL1035 = "a DNS-1035 label must consist of lower case "
 local SEGMENT = "may not be '.' or '..' and may not contain '/' or '%'"
 
 --- Hook text in a message: at most 64 bytes of it, %q-quoted.
+---@param s any hook text
+---@return string
 function M.quote(s)
   s = tostring(s)
   if #s > 64 then
@@ -101,6 +103,9 @@ function M.name_problem(kind, name)
 end
 
 ---Raise unless `name` is valid for `kind` (fname: "kube.get").
+---@param kind string the kind argument
+---@param name any
+---@param fname string the primitive, for the message
 function M.check_name(kind, name, fname)
   local why = M.name_problem(kind, name)
   if why then
@@ -111,6 +116,8 @@ end
 
 ---Raise unless `ns` (a namespace argument or metadata.namespace) is a
 ---label.
+---@param ns any
+---@param fname string the primitive, for the message
 function M.check_namespace(ns, fname)
   if type(ns) ~= "string" or not label_ok(ns) then
     error(string.format("%s: namespace %s is invalid: %s", fname,
@@ -120,6 +127,8 @@ end
 
 ---Raise unless `kind` is a kind argument: "Kind", "version/Kind" or
 ---"group/version/Kind", at most MAX_KIND bytes of [A-Za-z0-9.-/].
+---@param kind any
+---@param fname string the primitive, for the message
 function M.check_kind(kind, fname)
   if #kind < 1 or #kind > M.MAX_KIND or kind:find("[^%w%.%-/]")
      or kind:find("//", 1, true) or kind:find("^/") or kind:find("/$") then
