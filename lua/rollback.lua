@@ -336,7 +336,7 @@ end
 ---Undo every record in reverse. Returns true, or false and the list of
 ---changes that could not be undone (the journal is then kept).
 ---@return boolean ok, string[] problems, string[] restored
----@param run uphook.Run|table a run, or recover's record with backend, roots, fs
+---@param run uphook.Run|table a run, or recover's {backend, roots, fs}
 ---@param records table[] journal records, oldest first
 function M.undo(run, records)
   local problems, restored = {}, {}
