@@ -196,7 +196,6 @@ function M.others(run)
   if #top.others == 0 and not (before and #before.others > 0) then
     return {}
   end
-  check_addresses(run, top)
   if not before or #before.others == 0 then
     error(string.format("node %s joined the cluster during the upgrade: "
       .. "run it again once every node is Ready", top.others[1].name), 0)
@@ -213,6 +212,7 @@ function M.others(run)
         name), 0)
     end
   end
+  check_addresses(run, top)
   return top.others
 end
 

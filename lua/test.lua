@@ -262,7 +262,8 @@ local ENV_KEYS = { addon = true, name = true, cluster = true, state = true,
 --- The keys of a t.env{nodes = {...}} entry, and its agent faults.
 local NODE_KEYS = { name = true, args = true, address = true, ready = true,
   agent = true }
-local AGENT_FAULTS = { unreachable = true, tls = true, token = true }
+local AGENT_FAULTS = { unreachable = true, tls = true, token = true,
+  ["down-after-restart"] = true }
 
 --- t.env{nodes = ...}: Node objects for the names the fixture lacks (Ready,
 --- an InternalIP), the ready/address given for the others; returns each
@@ -279,7 +280,8 @@ local function add_nodes(env, list)
     if n.agent ~= nil and not AGENT_FAULTS[n.agent]
        and not tostring(n.agent):match("^error") then
       error("t.env: nodes[" .. i .. "].agent must be \"unreachable\", "
-        .. "\"tls\", \"token\" or \"error[: message]\"", 3)
+        .. "\"tls\", \"token\", \"down-after-restart\" or "
+        .. "\"error[: message]\"", 3)
     end
     local node = env.backend:get("v1/Node", n.name)
     if not node then

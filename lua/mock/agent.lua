@@ -20,7 +20,8 @@
 --- * faults, one per node, in `<node dir>/agent`: `unreachable` (no
 ---   connection; configz fails too), `tls` (a certificate the cluster CA
 ---   did not sign), `token` (the agent refuses the callback token),
----   `error[: message]` (HTTP 500).
+---   `error[: message]` (HTTP 500), `down-after-restart` (the agent works,
+---   but once restarted the node's kubelet never answers again).
 ---
 --- Files: this node's args are the world's `args:` root; another node's
 --- are `<nodes_dir>/<name>/args/`; every node's running kubelet args are
@@ -31,6 +32,7 @@ local M = {}
 
 ---@class MockAgents
 ---@field restarts table<string, string[]>  node -> services restarted, in order
+---@field down table<string, boolean>  nodes whose kubelet no longer answers
 local Agents = {}
 Agents.__index = Agents
 
@@ -46,7 +48,7 @@ Agents.__index = Agents
 function M.new(o)
   return setmetatable({ fs = o.fs, nodes_dir = o.nodes_dir,
     this_args = o.this_args, this_node = o.this_node, parse = o.parse,
-    restarts = {} }, Agents)
+    restarts = {}, down = {} }, Agents)
 end
 
 ---The folder of a node's args files.
@@ -132,6 +134,7 @@ function Agents:restart(node, service)
   list[#list + 1] = service
   if KUBELET_UNITS[service] then
     self:_snapshot(node, true)
+    if self:fault(node) == "down-after-restart" then self.down[node] = true end
   end
 end
 
@@ -214,6 +217,11 @@ end
 ---@param node string
 ---@return table|nil kubeletconfig, table|nil err
 function Agents:kubelet_config(node)
+  if self.down[node] then
+    return nil, { code = 503, reason = "ServiceUnavailable",
+      message = string.format("node %s: the kubelet does not answer since "
+        .. "its restart", node) }
+  end
   if self:fault(node) == "unreachable" then
     return nil, { code = 503, reason = "ServiceUnavailable",
       message = string.format("error trying to reach service: dial tcp "

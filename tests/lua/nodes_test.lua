@@ -202,3 +202,34 @@ t.case("nodes.resolv_conf: upstream's choice over the given files", function()
     ["/etc/resolv.conf"] = "nameserver ::1\n" } }
   logged(e:upgrade { "--action=resolv" }, "^resolv nil$")
 end)
+
+t.case("a restarted node whose kubelet never comes back: rolled back, and "
+  .. "the node it cannot restart again is named (exit 6)", function()
+  local e = env { nodes = { "node-b",
+    { name = "node-c", agent = "down-after-restart" } } }
+  local r = e:upgrade {}
+  t.eq(r.code, 6, r.error)
+  t.match(r.error, "node node%-c did not come back within [%d.]+s after the "
+    .. "restart %(last seen: Ready, but its kubelet's configz does not answer%)")
+  -- node-b restarted before node-c: restored and restarted again; node-c's
+  -- args are restored too, its restart again cannot be confirmed
+  t.eq(e:args("kubelet", "node-b")["--cluster-domain"], nil)
+  t.eq(e:restarts("node-b"), { "kubelite", "kubelite" })
+  t.eq(e:args("kubelet", "node-c")["--cluster-domain"], nil)
+  local problem
+  for _, p in ipairs(r.run.problems or {}) do
+    problem = problem or p:match("^restart kubelite on node node%-c .*")
+  end
+  t.ok(problem, "the undo names node-c: " .. t.repr(r.run.problems))
+  t.eq(e:restarts(), {}, "this node never got to its restart")
+end)
+
+t.case("a node that joins during the run stops it, naming the node", function()
+  local e = env()
+  local before = e:file("args:kubelet")
+  local r = e:upgrade { "--action=join" }
+  t.eq(r.code, 1, r.error)
+  t.match(r.error, "node node%-new joined the cluster during the upgrade")
+  t.eq(e:get("Node", "node-new"), nil, "the Node's apply rolled back")
+  t.eq(e:file("args:kubelet"), before)
+end)

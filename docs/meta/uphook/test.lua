@@ -98,7 +98,7 @@ function t.deep_equal(a, b) end
 ---@field args? table<string, string|false> its args files by service (replacing the defaults; `false`: none)
 ---@field address? string its InternalIP (`""`: none)
 ---@field ready? boolean its Ready condition (default true)
----@field agent? "unreachable"|"tls"|"token"|string its cluster-agent fails every request: no connection (configz fails too), a certificate the cluster CA did not sign, the callback token refused, or `"error: <message>"` (HTTP 500)
+---@field agent? "unreachable"|"tls"|"token"|"down-after-restart"|string its cluster-agent fails every request: no connection (configz fails too), a certificate the cluster CA did not sign, the callback token refused, or `"error: <message>"` (HTTP 500); `"down-after-restart"`: the agent works, but once restarted the node's kubelet never answers again
 
 ---A fault for `env:fail`: it fires at a matching change, after `after`
 ---matches have gone through. With `node`, at that node's change only

@@ -6,7 +6,7 @@ return {
   from = ">=1.0.0 <2.0.0",
   description = "sets kubelet --cluster-domain on every node (engine tests)",
   permissions = { "args:kubelet", "args:kube-apiserver", "bin:tool",
-                  "restart:kubelite" },
+                  "restart:kubelite", "kube:cluster" },
   params = {
     value = { default = "knob.local" },
     nodes = { default = "all", choices = { "all", "this" } },
@@ -38,6 +38,10 @@ return {
       end
     elseif p.action == "configz" then
       log.info("configz %s", tostring(nodes.kubelet_config(p.node).clusterDomain))
+    elseif p.action == "join" then     -- a node joins during the run
+      kube.apply { apiVersion = "v1", kind = "Node",
+        metadata = { name = "node-new" } }
+      config.set_args("kubelet", { ["--cluster-domain"] = p.value })
     elseif p.action == "resolv" then
       log.info("resolv %s", tostring(nodes.resolv_conf()))
     end
