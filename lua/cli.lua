@@ -191,7 +191,10 @@ local function upgrade(o, c, report)
     journal_path = L.journal_path, cache_dir = L.cache_dir,
     ca_file = o.ca_file, plan_fetch = o.plan_fetch,
     hostname = host, report = report,
-    host_root = o.offline and (L.state_dir .. "/offline/host") or nil,
+    -- where nodes.resolv_conf reads this node's resolv.conf files: the
+    -- offline world's, or (test-only) UPHOOK_TEST_HOST_ROOT's
+    host_root = o.offline and (L.state_dir .. "/offline/host")
+      or c.sys.getenv("UPHOOK_TEST_HOST_ROOT"),
     timeout = o.timeout, memory_limit = o.memory_limit << 20,
     state_quota = o.state_quota,
     bases = { snap_data = o.snap_data, snap_common = o.snap_common },

@@ -313,8 +313,11 @@ function M.view(run, service, node, here)
   return values, how
 end
 
----The change to send a node: for each node, the flags whose known prior
----differs from the new value.
+---The change to send a node: a node counts as changed when a flag's
+---known prior differs from its new value (`changes` lists those); its
+---request then sets every flag of the call, so that its file says what
+---the hook sets even where its running kubelet (configz) and its file
+---disagree.
 ---@param run table
 ---@param others uphook.ClusterNode[]
 ---@param service string
@@ -332,9 +335,9 @@ function M.plan_args(run, others, service, changes, here, assume)
       prior = {}, how = {}, new = {}, changes = {} }
     for _, flag in ipairs(flags) do
       local new = changes[flag]
+      e.prior[flag], e.how[flag], e.new[flag] = prior[flag], how[flag], new
       if differ(prior[flag], new)
          or (assume == false and how[flag] == "assumed") then
-        e.prior[flag], e.how[flag], e.new[flag] = prior[flag], how[flag], new
         e.changes[#e.changes + 1] = { flag = flag, prior = prior[flag],
           how = how[flag], new = new }
       end
