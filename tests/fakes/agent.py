@@ -149,10 +149,13 @@ def restart_requested(v):
 
 def match_fault(snap_data, kind, lock):
     """The first rule of DIR/agent-faults.json (a JSON list) matching this
-    request: {"match": "any"|"empty"|"change"|"restart", "skip": n,
+    request: {"match": "any"|"empty"|"change"|"restart" (the request's
+    kind: no service, args only, a restart in it), "skip": n,
     "count": n (-1: forever), "action": "error"|"garbage"|"hang"|"drop"|
-    "status", "message": ..., "seconds": ..., "when": "before"|"after",
-    "status_code": ..., "body": ...}. A rule's skip and count are used up
+    "status"|"run", "message": ..., "seconds": ..., "when": "before"|"after",
+    "status_code": ..., "body": ..., "command": ...}. A hang appends a line
+    to DIR/agent-hanging when it starts; "run" runs `sh -c command`, then
+    answers the request as usual. A rule's skip and count are used up
     as requests match, and the file is rewritten."""
     path = os.path.join(snap_data, "agent-faults.json")
     with lock:
@@ -164,8 +167,7 @@ def match_fault(snap_data, kind, lock):
         hit = None
         for r in rules:
             m = r.get("match", "any")
-            if r.get("count", 1) == 0 or not (m == "any" or m == kind or
-                                               (m == "change" and kind == "restart")):
+            if r.get("count", 1) == 0 or not (m == "any" or m == kind):
                 continue
             if r.get("skip", 0) > 0:
                 r["skip"] -= 1
@@ -200,6 +202,9 @@ class Handler(BaseHTTPRequestHandler):
         # the TLS handshake in the request's own thread: a client that
         # never finishes it holds up no one else
         self.request.settimeout(30)
+        # as Go's net/http (the real agent) does: no Nagle delay between the
+        # headers and the body of an answer
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.request = self.server.ssl_ctx.wrap_socket(self.request, server_side=True)
         BaseHTTPRequestHandler.setup(self)
 
@@ -250,12 +255,16 @@ class Handler(BaseHTTPRequestHandler):
 
     def configure(self, req, services, fault):
         act = fault and fault.get("action", "error")
+        if act == "run":            # a command, then the request as usual
+            subprocess.call(["sh", "-c", fault.get("command", "true")])
+            act = None
         if act == "drop":
             self.close_connection = True
             self.status = -1
             self.connection.shutdown(socket.SHUT_RDWR)
             return
         if act == "hang" and fault.get("when", "before") == "before":
+            self.hanging()
             time.sleep(float(fault.get("seconds", 30)))
         if act == "error":
             return self.error(500, fault.get("message", "injected fault"))
@@ -270,8 +279,14 @@ class Handler(BaseHTTPRequestHandler):
         if err:
             return self.error(500, err)
         if act == "hang":           # "after": the change is made, no answer yet
+            self.hanging()
             time.sleep(float(fault.get("seconds", 30)))
         self.answer(200, {"result": "ok"})
+
+    def hanging(self):
+        """DIR/agent-hanging says a request is held (for a test to act)."""
+        with open(os.path.join(self.server.snap_data, "agent-hanging"), "a") as f:
+            f.write("%.6f\n" % time.time())
 
     def apply_services(self, services):
         sd = self.server.snap_data

@@ -177,7 +177,13 @@ def server_checks(d):
         code, _ = n.post({"callback": TOKEN, "service": [
             {"name": "kubelet", "arguments_update": [{"--cluster-dns": "10.152.183.30"}]}]})
         check("fault: hang after applying delays the answer, the change is made",
-              code == 200 and time.time() - t0 >= 1.4 and "10.152.183.30" in read(kubelet))
+              code == 200 and time.time() - t0 >= 1.4 and "10.152.183.30" in read(kubelet)
+              and os.path.exists(os.path.join(n.sd, "agent-hanging")))
+        n.faults([{"match": "empty", "action": "run",
+                   "command": "touch '%s/ran'" % n.sd}])
+        code, _ = n.post({"callback": TOKEN, "service": []})
+        check("fault: run runs its command, then answers as usual",
+              code == 200 and os.path.exists(os.path.join(n.sd, "ran")))
         other = os.path.join(d, "other-ca")
         make_ca(other, "another-ca")
         bad = ssl.create_default_context(cafile=os.path.join(other, "ca.crt"))
@@ -190,7 +196,7 @@ def server_checks(d):
         kinds = [x["kind"] for x in n.log()]
         check("agent.log records each request and its kind",
               kinds == ["empty", "change", "change", "restart", "restart", "empty",
-                        "change", "empty", "change"], kinds)
+                        "change", "empty", "change", "empty"], kinds)
     finally:
         n.stop()
 

@@ -171,6 +171,10 @@ def control(h, state, name, p):
                    for n, i in _registry(state).items()}
         h.send_body(200, {"nodes": out})
         return True
+    if len(parts) == 2 and parts[0] == "nodes" and m == "DELETE":
+        rt = state.type_for("v1", "Node")
+        h.send_body(200, state.delete(rt, "", parts[1]))
+        return True
     if len(parts) == 3 and parts[0] == "nodes" and parts[2] == "restart" and m == "POST":
         h.send_body(200, restart(state, parts[1], p))
         return True

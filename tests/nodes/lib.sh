@@ -79,7 +79,8 @@ mkdir -p "$TMP/this/var/lock" "$TMP/common" "$TMP/home" "$TMP/hooks"
 # node NotReady for a moment (and, for this node's kubelite, itself).
 cat > "$TMP/snapctl" <<'EOF'
 #!/bin/sh
-echo "$(date +%s.%N) $2" >> "$SNAP_DATA/restarts.log"
+# (another node's agent records the restart in its restarts.log itself)
+[ "$NODE_NAME" = "$THIS_NODE" ] && echo "$(date +%s.%N) $2" >> "$SNAP_DATA/restarts.log"
 api=false
 [ "$NODE_NAME" = "$THIS_NODE" ] && [ "$2" = microk8s.daemon-kubelite ] && api=true
 curl -sS -o /dev/null -X POST --data "{\"apiserver\": $api, \"seconds\": ${RESTART_SECONDS:-0.3}}" \
@@ -123,6 +124,12 @@ start_cluster() {
     [ $up -eq 1 ] && break
     tries=$((tries + 1)); [ $tries -lt 5 ] || { echo "not ok - no free loopback net"; exit 1; }
   done
+  register_nodes
+}
+
+# register_nodes: every node's Node (InternalIP, Ready), its kubelet
+# started from its args/kubelet
+register_nodes() {
   ctl POST nodes "$(python3 -c '
 import json, sys
 this, thisd, net, names, tmp = sys.argv[1:6]
@@ -131,6 +138,9 @@ for i, n in enumerate(names.split(), 2):
     out.append({"name": n, "address": "%s.%d" % (net, i), "snapData": tmp + "/nodes/" + n})
 print(json.dumps(out))' "$THIS" "$TMP/this" "$NET" "$NODES" "$TMP")" >/dev/null
 }
+
+# sd NODE: a node's $SNAP_DATA
+sd() { if [ "$1" = "$THIS" ]; then echo "$TMP/this"; else echo "$TMP/nodes/$1"; fi; }
 
 # node_setup NAME SNAP_DATA ADDRESS: the node's files
 node_setup() {
@@ -157,9 +167,85 @@ start_agent() {
   return 1
 }
 
-# args NODE SERVICE: a node's args file, its lines sorted (the agent's
-# rewrite may reorder appended keys and drops blank lines)
+# args_sorted NODE SERVICE: a node's args file, its lines trimmed and
+# sorted, blank lines dropped (the agent's rewrite may reorder appended
+# keys and drops blank lines and spaces)
 args_sorted() {
-  if [ "$1" = "$THIS" ]; then f=$TMP/this/args/$2; else f=$TMP/nodes/$1/args/$2; fi
-  grep -v '^[[:space:]]*$' "$f" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | sort
+  grep -v '^[[:space:]]*$' "$(sd "$1")/args/$2" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | sort
 }
+
+# faults NODE JSON: the rules of that node's agent (tests/fakes/README.md)
+faults() { printf '%s' "$2" > "$(sd "$1")/agent-faults.json"; }
+
+# requests NODE [KIND]: how many configure requests (of that kind: empty,
+# change, restart) its agent answered
+requests() {
+  python3 -c '
+import json, sys
+n = 0
+try:
+    for l in open(sys.argv[1]):
+        e = json.loads(l)
+        n += len(sys.argv) < 3 or e["kind"] == sys.argv[2]
+except OSError:
+    pass
+print(n)' "$(sd "$1")/agent.log" ${2:+"$2"}
+}
+
+# restarts NODE: how many times the node's kubelite restarted
+restarts() { f=$(sd "$1")/restarts.log; [ -f "$f" ] && wc -l < "$f" | tr -d ' ' || echo 0; }
+
+# seed FIXTURE: a hook fixture into the fake, without its Nodes: the
+# suite's Nodes are the ones start_cluster registers (a fixture's Nodes
+# have addresses such as 10.0.0.11, which no test may reach)
+seed() {
+  python3 - "$1" > "$TMP/seed.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") != "Node"]
+print(yaml.safe_dump_all(docs))
+PY
+  curl -sS -X POST --data-binary @"$TMP/seed.yaml" "http://127.0.0.1:$PORT/_fake/seed" >/dev/null
+}
+
+N3=node-3
+OLD=10.152.183.99
+# ------------------------------------------------ the dns cases' cluster
+# (nodes_test.sh, crash_test.sh): node-3's DNS differs from the others'
+# fresh [FIXTURE]: every node back to its first args (node-3's DNS differs
+# from the others'), the fake reset, the Nodes registered, the fixture in
+fresh() {
+  ctl POST reset >/dev/null
+  for _s in "$TMP/this" "$TMP"/nodes/*; do
+    printf '%s' "$KUBELET_ARGS" | sed "s/^--cluster-dns=.*/--cluster-dns=$OLD/; /cluster-domain/d" \
+      > "$_s/args/kubelet"
+    rm -f "$_s/agent.log" "$_s/agent-faults.json" "$_s/restarts.log" "$_s/agent-hanging"
+  done
+  sed -i "s/^--cluster-dns=.*/--cluster-dns=10.152.183.77/" "$(sd $N3)/args/kubelet"
+  for _n in $THIS $NODES; do cp "$(sd "$_n")/args/kubelet" "$TMP/base.$_n"; done
+  register_nodes
+  seed "${1:-$FIX}"
+  rm -rf "$TMP/state"
+}
+# unchanged: this node byte for byte, every other node line for line
+unchanged() {
+  cmp -s "$TMP/this/args/kubelet" "$TMP/base.$THIS" || { echo "this node's kubelet changed" >>"$OUT"; return 1; }
+  for _n in $NODES; do
+    sort "$TMP/base.$_n" | grep -v '^$' > "$TMP/want"
+    args_sorted "$_n" kubelet > "$TMP/got"
+    cmp -s "$TMP/want" "$TMP/got" || { echo "$_n:"; diff "$TMP/want" "$TMP/got"; } >>"$OUT" || return 1
+  done
+}
+no_changes_sent() {
+  for _n in $NODES; do [ "$(requests "$_n" change)" = 0 ] || { echo "$_n got a change" >>"$OUT"; return 1; }; done
+}
+check() {   # NAME COMMAND...: ok when COMMAND succeeds
+  name=$1; shift
+  if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+configz() {   # NODE PYTHON-EXPR over kc (the node's running kubeletconfig)
+  ctl GET nodes | python3 -c "
+import json, sys
+kc = json.load(sys.stdin)['nodes']['$1']['kubeletconfig']
+print($2)"
+}
+
