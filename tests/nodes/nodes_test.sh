@@ -9,7 +9,9 @@
 #   Ready again with configz answering before the next), this node last and
 #   the API server waited for; the token in no output, event or file;
 # - one agent answering 500 (at the change, at the restart) rolls every
-#   node back to its own prior values;
+#   node back to its own prior values; a node whose undo fails too ends in
+#   exit 6 with the journal and the Lease's pending marker kept, and
+#   `recover` finishes once the node works;
 # - an unreachable node, a bad certificate, a wrong token: stopped before
 #   any change, naming the node;
 # - bad input: no token file, an empty one, no CA, a garbage answer, a
@@ -118,6 +120,21 @@ check "... every node is back to its own prior args" unchanged
 check "... node-2, restarted on the new args, restarted again on the old" [ "$(restarts node-2)" = 2 ]
 check "... and its running kubelet has the old DNS again" \
   [ "$(configz node-2 "kc['clusterDNS']")" = "['$OLD']" ]
+
+fresh
+faults node-4 '[{"match": "restart", "action": "error", "message": "snapctl failed"},
+  {"match": "change", "skip": 1, "count": -1, "action": "error", "message": "agent broken"}]'
+run U upgrade dns
+expect "a node whose undo fails too: exit 6 naming it, the journal kept" 6 \
+  "node node-4 \($NET\.4\)" "Agent broken" "uphook recover dns"
+pending=$(objs "((get('Lease', 'uphook-dns', 'kube-system') or {}).get('metadata', {}).get('annotations') or {}).get('uphook.microk8s.io/pending')")
+check "... the Lease stays marked pending by this node" [ "$pending" = "$THIS" ]
+rm "$(sd node-4)/agent-faults.json"
+run U recover dns
+expect "... once the node works again, recover undoes it" 0 "Recovered dns"
+check "... every node is back to its own prior args" unchanged
+check "... and every kubelet runs its old DNS again" \
+  [ "$(configz node-4 "kc['clusterDNS']")$(configz node-2 "kc['clusterDNS']")" = "['$OLD']['$OLD']" ]
 
 # ----------------------------------------------------- stopped before
 fresh
