@@ -10,7 +10,7 @@
 set -u
 BUILD=${BUILD:-${1:-build}}
 UPHOOK=${UPHOOK:-$(pwd)/$BUILD/uphook}
-RUNS=${RUNS:-9}
+RUNS=${RUNS:-15}
 . tests/cli/lib.sh >/dev/null
 . tests/nodes/lib.sh
 
@@ -57,10 +57,12 @@ for n in $THIS $NODES; do
     || { echo "node $n did not get the last change"; exit 1; }
 done
 m1=$(echo "$one" | median); m3=$(echo "$three" | median)
-printf '%-52s %10s\n' "args change, kubelet --bench-flag (median of $RUNS)" "wall"
-printf '%-52s %8s ms\n' "1 node (this one: its file)" "$m1"
-printf '%-52s %8s ms\n' "3 nodes (this one + 2 cluster agents, in parallel)" "$m3"
+b1=$(echo "$one" | tr ' ' '\n' | grep -v '^$' | sort -n | head -1)
+b3=$(echo "$three" | tr ' ' '\n' | grep -v '^$' | sort -n | head -1)
+printf '%-52s %8s %8s\n' "args change, kubelet --bench-flag ($RUNS runs each)" "median" "best"
+printf '%-52s %5s ms %5s ms\n' "1 node (this one: its file)" "$m1" "$b1"
+printf '%-52s %5s ms %5s ms\n' "3 nodes (this one + 2 cluster agents, in parallel)" "$m3" "$b3"
 python3 -c "
-import sys
-r = $m3 / $m1
-print('ratio 3 nodes / 1 node: %.2fx (goal <= 1.3x: %s)' % (r, 'met' if r <= 1.3 else 'missed'))"
+r, b = $m3 / $m1, $b3 / $b1
+print('ratio 3 nodes / 1 node: %.2fx median, %.2fx best (goal <= 1.3x: %s)'
+      % (r, b, 'met' if r <= 1.3 else 'missed'))"
