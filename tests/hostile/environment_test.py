@@ -39,20 +39,37 @@ def regions(pid):
     return out
 
 
+CHUNK = 16 << 20        # read a mapping 16 MiB at a time
+HUGE = 1 << 30          # a sanitizer's shadow: reserved, never the hook's data
+
+
 def memory_has(pid, needles):
-    """Which of needles (bytes) occur anywhere in pid's readable memory."""
+    """Which of needles (bytes) occur anywhere in pid's readable memory.
+    A mapping of 1 GiB or more (ASan's shadow memory under make asan) is
+    skipped: it holds the sanitizer's bookkeeping, not strings, and reading
+    terabytes of it would exhaust the test."""
     found, read = set(), 0
+    overlap = max(len(n) for n in needles) - 1
     with open("/proc/%d/mem" % pid, "rb", buffering=0) as mem:
         for start, end in regions(pid):
-            try:
-                mem.seek(start)
-                data = mem.read(end - start)
-            except OSError:
-                continue                     # a guard page, say
-            read += len(data)
-            for n in needles:
-                if n in data:
-                    found.add(n)
+            if end - start >= HUGE:
+                continue
+            tail, at = b"", start
+            while at < end:
+                try:
+                    mem.seek(at)
+                    data = mem.read(min(CHUNK, end - at))
+                except OSError:
+                    break                    # a guard page, say
+                if not data:
+                    break
+                read += len(data)
+                window = tail + data
+                for n in needles:
+                    if n in window:
+                        found.add(n)
+                tail = window[-overlap:] if overlap else b""
+                at += len(data)
     return found, read
 
 
