@@ -413,6 +413,70 @@ function update.CustomResourceDefinition(old, new, errs)
   if a ~= b then errs[#errs + 1] = immutable("spec.group", go_value(b)) end
 end
 
+-- Fields that may not change once set, as data: kind -> { path, rule,
+-- source }. rule "immutable" is apimachinery's ValidateImmutableField
+-- ("<path>: Invalid value: <new>: field is immutable"); "forbidden" a
+-- field.Forbidden with the given detail. Sources are Kubernetes 1.32's
+-- update validation (kubernetes/kubernetes@v1.32.3):
+--   N  pkg/apis/networking/validation/validation.go ValidateIngressClassUpdate
+--   S  pkg/apis/storage/validation/validation.go ValidateCSIDriverUpdate
+--      (attachRequired; podInfoOnMount and fsGroupPolicy mutable since 1.29),
+--      ValidateVolumeAttachmentUpdate
+--   C  pkg/apis/core/validation/validation.go ValidateSecretUpdate,
+--      ValidatePersistentVolumeUpdate
+--   P  pkg/apis/scheduling/validation/validation.go ValidatePriorityClassUpdate
+--   B  pkg/apis/batch/validation/validation.go validateJobSpecUpdate
+M.IMMUTABLE = {
+  IngressClass = {
+    { path = { "spec", "controller" }, rule = "immutable", source = "N" } },
+  CSIDriver = {
+    { path = { "spec", "attachRequired" }, rule = "immutable", source = "S" } },
+  VolumeAttachment = {
+    { path = { "spec" }, rule = "immutable", source = "S" } },
+  Secret = { { path = { "type" }, rule = "immutable", source = "C" } },
+  PriorityClass = { { path = { "value" }, rule = "forbidden",
+    detail = "may not be changed in an update.", source = "P" } },
+  PersistentVolume = {
+    { path = { "spec", "volumeMode" }, rule = "immutable", source = "C" } },
+  Job = {
+    { path = { "spec", "completionMode" }, rule = "immutable", source = "B" },
+    { path = { "spec", "podFailurePolicy" }, rule = "immutable",
+      source = "B" } },
+}
+
+-- PersistentVolume: the volume source is fixed once created (C).
+local PV_SOURCE_SKIP = { capacity = true, accessModes = true,
+  claimRef = true, persistentVolumeReclaimPolicy = true,
+  storageClassName = true, mountOptions = true, volumeMode = true,
+  nodeAffinity = true, volumeAttributesClassName = true }
+
+local function pv_source(spec)
+  local out = {}
+  for k, v in pairs(type(spec) == "table" and spec or {}) do
+    if not PV_SOURCE_SKIP[k] then out[k] = v end
+  end
+  return out
+end
+
+local function check_immutable(kind, old, new, errs)
+  for _, f in ipairs(M.IMMUTABLE[kind] or {}) do
+    local a, b = get(old, table.unpack(f.path)), get(new, table.unpack(f.path))
+    if not equal(a, b) then
+      local path = table.concat(f.path, ".")
+      if f.rule == "forbidden" then
+        errs[#errs + 1] = path .. ": Forbidden: " .. f.detail
+      else
+        errs[#errs + 1] = immutable(path, go_value(b))
+      end
+    end
+  end
+  if kind == "PersistentVolume"
+      and not equal(pv_source(old.spec), pv_source(new.spec)) then
+    errs[#errs + 1] = "spec.persistentvolumesource: Forbidden: " ..
+      "spec.persistentvolumesource is immutable after creation"
+  end
+end
+
 ---Field errors for changing `old` into `new` (both full objects).
 ---@param info KindInfo
 ---@param old table
@@ -420,8 +484,10 @@ end
 ---@return string[]
 function M.update(info, old, new)
   local errs = {}
-  local f = info.versions == nil and update[info.kind]
+  if info.versions ~= nil then return errs end
+  local f = update[info.kind]
   if f then f(old, new, errs) end
+  check_immutable(info.kind, old, new, errs)
   return errs
 end
 

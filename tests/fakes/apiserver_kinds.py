@@ -161,6 +161,58 @@ STS_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy",
                "persistentVolumeClaimRetentionPolicy", "minReadySeconds")
 
 
+# Fields that may not change once set (Kubernetes 1.32's update validation,
+# kubernetes/kubernetes@v1.32.3 pkg/apis/<group>/validation/validation.go;
+# the mock's copy of these facts is lua/mock/validate.lua IMMUTABLE, and
+# tests/fidelity/fidelity_test.sh checks both give the same answers):
+# kind -> [(path, detail)]; detail None = "Invalid value: <new>: field is
+# immutable" (ValidateImmutableField), else a Forbidden with that detail.
+IMMUTABLE = {
+    "IngressClass": [(("spec", "controller"), None)],
+    "CSIDriver": [(("spec", "attachRequired"), None)],
+    "VolumeAttachment": [(("spec",), None)],
+    "Secret": [(("type",), None)],
+    "PriorityClass": [(("value",), "may not be changed in an update.")],
+    "PersistentVolume": [(("spec", "volumeMode"), None)],
+    "Job": [(("spec", "completionMode"), None), (("spec", "podFailurePolicy"), None)],
+}
+PV_SOURCE_SKIP = {"capacity", "accessModes", "claimRef", "persistentVolumeReclaimPolicy",
+                  "storageClassName", "mountOptions", "volumeMode", "nodeAffinity",
+                  "volumeAttributesClassName"}
+
+
+def _at(obj, path):
+    for p in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(p)
+    return obj
+
+
+def _immutable_errors(k, old, obj):
+    errs = []
+    for path, detail in IMMUTABLE.get(k, []):
+        a, b = _at(old, path), _at(obj, path)
+        if a != b:
+            f = ".".join(path)
+            if detail:
+                errs.append(FieldError(f, "Forbidden", detail))
+            else:
+                errs.append(FieldError(f, "Invalid", "field is immutable", value=b))
+    if k == "PersistentVolume":
+        def src(spec):
+            return {x: y for x, y in (spec or {}).items() if x not in PV_SOURCE_SKIP}
+        if src(old.get("spec")) != src(obj.get("spec")):
+            errs.append(FieldError("spec.persistentvolumesource", "Forbidden",
+                                   "spec.persistentvolumesource is immutable after creation"))
+    if k in ("RoleBinding", "ClusterRoleBinding") and old.get("roleRef") != obj.get("roleRef"):
+        r = obj.get("roleRef") or {}
+        errs.append(FieldError("roleRef", "Invalid", "cannot change roleRef",
+                               govalue='rbac.RoleRef{APIGroup:"%s", Kind:"%s", Name:"%s"}'
+                               % (r.get("apiGroup", ""), r.get("kind", ""), r.get("name", ""))))
+    return errs
+
+
 def validate(rt, obj, old):
     """Field errors for a create (old is None) or an update."""
     k = rt.kind
@@ -201,6 +253,7 @@ def validate(rt, obj, old):
                                    value=obj.get("volumeBindingMode")))
     if k == "Service":
         errs += _service_ip_errors(ospec, nspec)
+    errs += _immutable_errors(k, old, obj)
     if k in ("ConfigMap", "Secret") and old.get("immutable"):
         for f in ("data", "binaryData"):
             if old.get(f) != obj.get(f):

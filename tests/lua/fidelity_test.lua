@@ -24,7 +24,8 @@ local ARRAY = getmetatable(yaml.array {})
 
 --- The worlds the cases run in -------------------------------------------
 -- A world is what a case may do to a cluster, with any field manager:
--- apply(obj, manager, force), patch(kind, name, ns, merge_patch, manager),
+-- apply(obj, manager, force) (forced unless force is false, as uphook's),
+-- patch(kind, name, ns, merge_patch, manager),
 -- create(obj, manager), replace(obj, manager), get, delete,
 -- set_managed_fields(kind, name, ns, mf, rv), wait_established(crd),
 -- err(fn) -> the error table fn raised.
@@ -62,8 +63,72 @@ local function mock_world()
   return w
 end
 
+-- The same world over HTTP: the fake API server of tests/fakes, through
+-- the live backend's client (the requests kubectl sends: an apply PATCH
+-- with fieldManager and force, POST, PUT, a merge PATCH, GET, DELETE).
 local FAKE = os.getenv("UPHOOK_FAKE_DIR")
-local fake_world = FAKE and require("uphook.test").fake_world
+local function fake_world(dir)
+  local live = require "uphook.live"
+  local C = { json = json, kube = require "uphook.c.kube" }
+  local B = assert(live.connect({ kubeconfig = dir .. "/kubeconfig",
+                                  timeout = 30 }, C))
+  local OK, DONE = { [200] = true, [201] = true }, { [200] = true }
+  local function path(kind, name, ns)
+    B.kinds = nil      -- a CRD a case made may serve a kind now
+    local info = B:_resolve(kind)
+    local p = info.group == "" and ("/api/" .. info.version)
+      or ("/apis/" .. info.group .. "/" .. info.version)
+    if info.namespaced then
+      p = p .. "/namespaces/" .. live.escape(ns or NS)
+    end
+    p = p .. "/" .. info.resource
+    if name then p = p .. "/" .. live.escape(name) end
+    return p
+  end
+  local function mgr(manager, force)
+    return "?fieldManager=" .. live.escape(manager)
+      .. (force and "&force=true" or "")
+  end
+  local w = { err = err }
+  function w.apply(obj, manager, force)
+    local md = obj.metadata
+    return (B:_json("PATCH", path(obj.apiVersion .. "/" .. obj.kind,
+      md.name, md.namespace) .. mgr(manager, force ~= false),
+      json.encode(obj),
+      live.APPLY_TYPE, OK))
+  end
+  function w.create(obj, manager)
+    return (B:_json("POST", path(obj.apiVersion .. "/" .. obj.kind, nil,
+      obj.metadata.namespace) .. mgr(manager), json.encode(obj),
+      "application/json", OK))
+  end
+  function w.replace(obj, manager)
+    local md = obj.metadata
+    return (B:_json("PUT", path(obj.apiVersion .. "/" .. obj.kind, md.name,
+      md.namespace) .. mgr(manager), json.encode(obj), "application/json",
+      OK))
+  end
+  function w.patch(kind, name, ns, patch, manager)
+    return (B:_json("PATCH", path(kind, name, ns) .. mgr(manager),
+      json.encode(patch), "application/merge-patch+json", DONE))
+  end
+  function w.get(kind, name, ns) return B:get(kind, name, ns) end
+  function w.delete(kind, name, ns) return B:delete(kind, name, ns) end
+  function w.set_managed_fields(...) return B:set_managed_fields(...) end
+  function w.wait_established(crd)
+    B:watch("apiextensions.k8s.io/v1/CustomResourceDefinition", crd, nil,
+      function(o)
+        for _, c in ipairs(o and o.status and o.status.conditions or {}) do
+          if c.type == "Established" and c.status == "True" then
+            return true
+          end
+        end
+      end, 20)
+  end
+  -- each case starts from an empty cluster, as the mock's do
+  B:_json("POST", "/_fake/reset", "{}", "application/json", DONE)
+  return w
+end
 
 local W = {}
 ---Run a case in a fresh mock cluster and, with UPHOOK_FAKE_DIR, against
@@ -288,6 +353,89 @@ case("a set list: finalizers are a union", function(w)
   t.eq(o.metadata.finalizers, { "example.com/a", "example.com/b" })
   w.patch("ConfigMap", "set-6", NS, { metadata = { finalizers = json.null } },
           "cleanup")
+end)
+
+--- Immutable fields (update validation) -------------------------------------
+-- Kubernetes 1.32's update validation (kubernetes/kubernetes@v1.32.3,
+-- pkg/apis/<group>/validation/validation.go), the facts as data in
+-- lua/mock/validate.lua (IMMUTABLE, the update functions); a 422 Invalid
+-- names the field, and an apply or a replace is refused alike.
+
+local function refused(w, obj, message)
+  local e = w.err(function() w.apply(obj, "uphook") end)
+  t.eq(e.code, 422)
+  t.eq(e.reason, "Invalid")
+  t.eq(e.message, message)
+end
+
+-- networking ValidateIngressClassUpdate: ValidateImmutableField on
+-- spec.controller (the issue's example).
+case("IngressClass.spec.controller is immutable", function(w)
+  local ic = { apiVersion = "networking.k8s.io/v1", kind = "IngressClass",
+    metadata = { name = "fidelity-ic" },
+    spec = { controller = "k8s.io/ingress-nginx" } }
+  w.apply(ic, "kubectl-client-side-apply")
+  ic.spec.controller = "example.com/other"
+  refused(w, ic, 'IngressClass.networking.k8s.io "fidelity-ic" is invalid: '
+    .. 'spec.controller: Invalid value: "example.com/other": field is '
+    .. 'immutable')
+  w.delete("IngressClass", "fidelity-ic")
+end)
+
+-- core ValidateSecretUpdate: ValidateImmutableField on type.
+case("Secret.type is immutable", function(w)
+  local s = { apiVersion = "v1", kind = "Secret",
+    metadata = { name = "imm-secret", namespace = NS }, type = "Opaque",
+    data = { a = "YQ==" } }
+  w.apply(s, "kubectl")
+  s.type = "kubernetes.io/basic-auth"
+  refused(w, s, 'Secret "imm-secret" is invalid: type: Invalid value: '
+    .. '"kubernetes.io/basic-auth": field is immutable')
+end)
+
+-- scheduling ValidatePriorityClassUpdate: "value: Forbidden: may not be
+-- changed in an update."
+case("PriorityClass.value may not change", function(w)
+  local pc = { apiVersion = "scheduling.k8s.io/v1", kind = "PriorityClass",
+    metadata = { name = "fidelity-pc" }, value = 1000 }
+  w.apply(pc, "kubectl")
+  pc.value = 2000
+  refused(w, pc, 'PriorityClass.scheduling.k8s.io "fidelity-pc" is '
+    .. 'invalid: value: Forbidden: may not be changed in an update.')
+  w.delete("PriorityClass", "fidelity-pc")
+end)
+
+-- storage ValidateCSIDriverUpdate: attachRequired is immutable;
+-- podInfoOnMount is mutable since 1.29 (the API reference says so).
+case("CSIDriver.spec.attachRequired is immutable, podInfoOnMount is not",
+  function(w)
+    local d = { apiVersion = "storage.k8s.io/v1", kind = "CSIDriver",
+      metadata = { name = "fidelity.csi.example.com" },
+      spec = { attachRequired = true, podInfoOnMount = false } }
+    w.apply(d, "kubectl")
+    d.spec.podInfoOnMount = true
+    t.eq(w.apply(d, "uphook").spec.podInfoOnMount, true)
+    d.spec.attachRequired = false
+    refused(w, d, 'CSIDriver.storage.k8s.io "fidelity.csi.example.com" is '
+      .. 'invalid: spec.attachRequired: Invalid value: false: field is '
+      .. 'immutable')
+    w.delete("CSIDriver", "fidelity.csi.example.com")
+  end)
+
+-- rbac ValidateRoleBindingUpdate: "cannot change roleRef".
+case("a RoleBinding's roleRef cannot change", function(w)
+  local rb = { apiVersion = "rbac.authorization.k8s.io/v1",
+    kind = "RoleBinding", metadata = { name = "imm-rb", namespace = NS },
+    roleRef = { apiGroup = "rbac.authorization.k8s.io", kind = "Role",
+                name = "a" },
+    subjects = { { kind = "ServiceAccount", name = "default",
+                   namespace = NS } } }
+  w.apply(rb, "kubectl")
+  rb.roleRef.name = "b"
+  refused(w, rb, 'RoleBinding.rbac.authorization.k8s.io "imm-rb" is '
+    .. 'invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:'
+    .. '"rbac.authorization.k8s.io", Kind:"Role", Name:"b"}: cannot change '
+    .. 'roleRef')
 end)
 
 --- Custom resources: the CRD's markers ---------------------------------------
