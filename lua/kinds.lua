@@ -70,6 +70,16 @@ M.SERVER_METADATA = { "uid", "resourceVersion", "generation",
 M.IS_SERVER_METADATA = {}
 for _, f in ipairs(M.SERVER_METADATA) do M.IS_SERVER_METADATA[f] = true end
 
+---The kinds whose deletion can lose data (a volume, a claim, a
+---namespace's objects, a CRD's custom objects): kube.delete and kube.prune
+---refuse them without allow_data_loss, and a rollback never deletes one
+---to restore it.
+---@type table<string, boolean>
+M.DATA_LOSS = {
+  PersistentVolume = true, PersistentVolumeClaim = true, Namespace = true,
+  CustomResourceDefinition = true,
+}
+
 ---The object as a client would write it back: a shallow copy without the
 ---server's metadata fields and without status (the tables below the top
 ---level and metadata are shared with `obj`).

@@ -25,10 +25,7 @@ local MUTATING = {
   ["service.restart"] = true,
 }
 
-local DATA_LOSS_KINDS = {
-  PersistentVolume = true, PersistentVolumeClaim = true, Namespace = true,
-  CustomResourceDefinition = true,
-}
+local DATA_LOSS_KINDS = kinds.DATA_LOSS
 
 local function argerr(n, fname, msg)
   error(string.format("bad argument #%d to '%s' (%s)", n, fname, msg), 0)

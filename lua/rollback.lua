@@ -142,6 +142,11 @@ local function conflict(e)
   return type(e) == "table" and e.code == 409 and e.reason == "Conflict"
 end
 
+--- Left alone: the change is not undone and the run ends with exit 6.
+local function left_alone(why)
+  error("left alone: " .. why, 0)
+end
+
 -- Put the object back as `want` (its content), then its record of
 -- field ownership as `mf` (restored apart: a write of the content gives
 -- the changed fields to the writer; only a write of managedFields alone
@@ -159,6 +164,11 @@ local function restore_kube(b, gvk, r, want, mf)
       cur = e
     elseif type(e) ~= "table" or e.code ~= 422 then
       error(e, 0)
+    elseif kinds.DATA_LOSS[r.kind] then
+      -- deleting it would lose its data (a claim's volume goes with it)
+      left_alone(string.format("a %s is never deleted to undo a change; "
+        .. "the server refuses to put it back: %s", r.kind,
+        tostring(e.message)))
     else
       -- an immutable field changed: only delete and create restores it
       b:delete(gvk, r.name, r.namespace)
@@ -214,11 +224,6 @@ local function holds(cur, want, null, path)
   return true
 end
 M.holds = holds
-
---- Left alone: the change is not undone and the run ends with exit 6.
-local function left_alone(why)
-  error("left alone: " .. why, 0)
-end
 
 --- Is the object still the one uphook made? Its uid (when the journal
 --- knows it) and the fields uphook applied, with their values. A record

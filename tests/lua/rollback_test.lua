@@ -76,3 +76,34 @@ t.case("undo does not retry a refusal that is not a conflict", function()
   t.match(problems[1], "forbidden")
   t.eq(calls, 1)
 end)
+
+t.case("undo never deletes a claim to put it back (its volume would go)",
+function()
+  local SC = { apiVersion = "storage.k8s.io/v1", kind = "StorageClass",
+    metadata = { name = "grows" }, provisioner = "p",
+    allowVolumeExpansion = true }
+  local function pvc(size)
+    return { apiVersion = "v1", kind = "PersistentVolumeClaim",
+      metadata = { name = "data", namespace = "default" },
+      spec = { storageClassName = "grows", volumeName = "pv-1",
+        accessModes = { "ReadWriteOnce" },
+        resources = { requests = { storage = size } } },
+      status = { phase = "Bound", capacity = { storage = "1Gi" } } }
+  end
+  local c = cluster.new { objects = { SC, pvc("1Gi") } }
+  local prior = c:get("PersistentVolumeClaim", "data", "default")
+  local grown = pvc("2Gi"); grown.status = nil
+  c:apply(grown)
+  local uid = c:get("PersistentVolumeClaim", "data", "default").metadata.uid
+  local ref = { apiVersion = "v1", kind = "PersistentVolumeClaim",
+                name = "data", namespace = "default" }
+  local ok, problems = rollback.undo({ backend = c },
+    { { op = "kube", ref = ref, prior = prior } })
+  t.eq(ok, false)
+  t.match(problems[1], "^PersistentVolumeClaim default/data: left alone: a "
+    .. "PersistentVolumeClaim is never deleted to undo a change; the server "
+    .. "refuses to put it back: .*can not be less than status%.capacity")
+  local now = c:get("PersistentVolumeClaim", "data", "default")
+  t.eq(now.metadata.uid, uid, "the claim (and its volume) is the same one")
+  t.eq(now.spec.resources.requests.storage, "2Gi")
+end)
