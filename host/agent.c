@@ -452,7 +452,7 @@ static void judge_transfer(const agent *a, areq *r, double timeout)
 {
   const char *why = r->errbuf[0] ? r->errbuf : curl_easy_strerror(r->rc);
   if (r->rc == CURLE_OPERATION_TIMEDOUT)
-    fail(r, "Timeout", "the cluster agent at %s did not answer within %g s",
+    fail(r, "Timeout", "the cluster agent at %s did not answer within %.1f s",
          r->url, timeout);
   else if (is_tls(r->rc))
     fail(r, "TLSError", "TLS with the cluster agent at %s failed, verified "

@@ -113,13 +113,17 @@ local function timeout_of(run)
 end
 
 ---Send configure requests (in parallel on the live backend); returns the
----results in order.
+---results in order. Each call is bounded by what is left of the run's
+---`--timeout`, unless `timeout` is given (an undo: a rollback after the
+---run's time ran out still gives each node its own wait).
 ---@param run table
 ---@param reqs {node: string, address: string, body: table}[]
+---@param timeout? number seconds
 ---@return table[] results
-function M.send(run, reqs)
+function M.send(run, reqs, timeout)
   if #reqs == 0 then return {} end
-  return run.backend:agent_configure(reqs, { timeout = timeout_of(run) })
+  return run.backend:agent_configure(reqs,
+    { timeout = timeout or timeout_of(run) })
 end
 
 --- The reasons of an agent error that mean the request never reached the
@@ -440,7 +444,7 @@ end
 ---@param rec table
 function M.undo_args(run, rec)
   local r = M.send(run, { M.args_request(run, rec.node, rec.address,
-    rec.service, rec.prior) })[1]
+    rec.service, rec.prior) }, M.UNDO_WAIT)[1]
   if not r.ok then error(strip(message(err_of(r))), 0) end
 end
 
@@ -450,7 +454,7 @@ end
 ---@param rec table a `node_restart` record
 function M.restart_again(run, rec)
   local r = M.send(run, { M.restart_request(run, rec.node, rec.address,
-    rec.service) })[1]
+    rec.service) }, M.UNDO_WAIT)[1]
   if not r.ok then error(strip(message(err_of(r))), 0) end
   M.wait_ready(run, rec.node, M.UNDO_WAIT)
 end

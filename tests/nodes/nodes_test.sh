@@ -11,7 +11,9 @@
 # - one agent answering 500 (at the change, at the restart) rolls every
 #   node back to its own prior values; a node whose undo fails too ends in
 #   exit 6 with the journal and the Lease's pending marker kept, and
-#   `recover` finishes once the node works;
+#   `recover` finishes once the node works; an agent that holds its
+#   answer past --timeout fails the run naming it, and the rollback (past
+#   the run's time by then) still waits for each node;
 # - an unreachable node, a bad certificate, a wrong token: stopped before
 #   any change, naming the node;
 # - bad input: no token file, an empty one, no CA, a garbage answer, a
@@ -135,6 +137,23 @@ expect "... once the node works again, recover undoes it" 0 "Recovered dns"
 check "... every node is back to its own prior args" unchanged
 check "... and every kubelet runs its old DNS again" \
   [ "$(configz node-4 "kc['clusterDNS']")$(configz node-2 "kc['clusterDNS']")" = "['$OLD']['$OLD']" ]
+
+# an agent that holds its answer past --timeout: the run fails naming the
+# node; the rollback, past the run's time by then, gives each node its
+# own wait (node-2's agent now takes 1 s for each of its answers)
+fresh
+faults node-3 '[{"match": "restart", "action": "hang", "when": "after", "seconds": 30}]'
+faults node-2 '[{"match": "any", "skip": 3, "count": -1, "action": "hang", "when": "before", "seconds": 1}]'
+run U --timeout 8 upgrade dns
+expect "an agent that does not answer within --timeout fails the run, naming the node and its address" 1 \
+  "node node-3 \\($NET\\.3\\): the cluster agent at https://$NET\\.3:25000/cluster/api/v1\\.0/configure did not answer within" \
+  "dns is unchanged"
+check "... every node is back to its own prior args, the slow node-2 too" unchanged
+check "... node-2 and node-3 (restarted, answer held) restarted again" \
+  [ "$(restarts node-2)$(restarts node-3)" = 22 ]
+check "... and run their old DNS again" \
+  [ "$(configz node-2 "kc['clusterDNS']")$(configz node-3 "kc['clusterDNS']")" = "['$OLD']['10.152.183.77']" ]
+check "... no journal is left" [ ! -e "$TMP/state/journal/dns.journal" ]
 
 # ----------------------------------------------------- stopped before
 fresh
