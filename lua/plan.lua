@@ -22,6 +22,7 @@
 local fielddiff = require "uphook.fielddiff"
 local textdiff = require "uphook.textdiff"
 local redact = require "uphook.redact"
+local nodes = require "uphook.nodes"
 
 local M = {}
 
@@ -223,17 +224,38 @@ function M.summary_line(entries)
     c.restarts == 1 and "" or "s")
 end
 
+--- Where a permission acts on a cluster of several nodes (docs/guide.md
+--- §6 "Several nodes"): `args:` and `restart:` on every node, `bin:` on
+--- this one.
+local NODE_SCOPE = { args = "every node", restart = "every node",
+                     bin = "this node only" }
+
+---Does the run's cluster have nodes besides this one? (The topology the
+---run saw; read now when the hook had no node setting to look at.)
+local function several_nodes(run)
+  local top = run.topology
+  if not top and run.backend and run.backend.list then
+    local ok, t = pcall(nodes.topology, run)
+    top = ok and t or nil
+  end
+  return top ~= nil and #top.others > 0
+end
+
 ---What a plan says about the hook before its steps: description and
 ---permissions (`new` marks those the last upgrade was not granted, when
----the run knows: run.new_permissions, a set), and uphook's own stamps.
+---the run knows: run.new_permissions, a set; `nodes`, on a cluster of
+---several nodes, where an `args:`, `restart:` or `bin:` one acts), and
+---uphook's own stamps.
 ---@param run table
 ---@return table header
 function M.header(run)
   local hook = run.hook or {}
   local perms = {}
+  local several = #(hook.permissions or {}) > 0 and several_nodes(run)
   for _, p in ipairs(hook.permissions or {}) do
     perms[#perms + 1] = { name = p,
-      new = run.new_permissions and run.new_permissions[p] or nil }
+      new = run.new_permissions and run.new_permissions[p] or nil,
+      nodes = several and NODE_SCOPE[p:match("^(%a+):") or ""] or nil }
   end
   return { addon = run.addon, from = run.from, to = run.to,
     description = hook.description, permissions = perms }

@@ -440,7 +440,8 @@ local function header_lines(h, out)
   if h.description then out[#out + 1] = "  " .. esc(h.description) end
   local perms = {}
   for _, p in ipairs(h.permissions or {}) do
-    perms[#perms + 1] = esc(p.name) .. (p.new and " (new)" or "")
+    perms[#perms + 1] = esc(p.name) .. (p.nodes and " (" .. p.nodes .. ")"
+      or "") .. (p.new and " (new)" or "")
   end
   out[#out + 1] = "  permissions: " .. (#perms > 0
     and table.concat(perms, ", ") or "none")

@@ -77,6 +77,23 @@ t.case("the plan text: each other node's change with its prior, read or assumed"
       .. "  restart kubelite on node%-a\n")
   end)
 
+t.case("the plan's permissions say where each acts: args: and restart: on "
+  .. "every node, bin: on this node only; one node: nothing added", function()
+  local plan, plantext = require "uphook.plan", require "uphook.plantext"
+  local r = env():plan {}
+  t.eq(r.code, 0, r.error)
+  local text = plantext.render(r.plan, { header = plan.header(r.run) })
+  t.match(text, "\n  permissions: args:kubelet %(every node%), args:kube%-apiserver "
+    .. "%(every node%), bin:tool %(this node only%), restart:kubelite %(every "
+    .. "node%), kube:cluster\n")
+  local one = t.env { addon = "addons/knob", cluster = "fixtures_nodes.yaml" }
+  r = one:plan {}
+  t.eq(r.code, 0, r.error)
+  t.match(plantext.render(r.plan, { header = plan.header(r.run) }),
+    "\n  permissions: args:kubelet, args:kube%-apiserver, bin:tool, "
+    .. "restart:kubelite, kube:cluster\n")
+end)
+
 t.case("journal: one record per remote change, prior read from configz "
   .. "where the kubelet shows it", function()
   local e = env()
