@@ -66,6 +66,13 @@ if [ "$n_events" -eq 4 ] && grep -q '"action":"args".*"node":"node-c"' "$OUT" \
   ok "--output json: one node event per node change (args on 2 nodes, 2 restarts)"
 else echo "    $n_events node events" >>"$OUT"; not_ok "--output json: one node event per node"; fi
 
+# doctor reads each mock node's running kubelet (configz): node-b's and
+# node-c's DNS differ, this node's kubelet has none
+T="$TMP/doctor"; cp -a "$BASE" "$T"
+run U "$T" doctor
+expect "doctor offline: the kubelet setting that differs between the three nodes, each node's value" 1 \
+  'clusterDNS: mk8s-node1 \(unset\), node-b \["10\.152\.183\.10"\], node-c \["10\.152\.183\.99"\]'
+
 # same_world DIR: cluster, this node's files byte for byte, every other
 # node's key=value lines, as in the base world
 same_world() {
