@@ -3,11 +3,15 @@ merge patch, JSON patch, and the field sets behind managedFields."""
 import copy
 import json
 
+import apiserver_schema as schema
 from apiserver_types import ApiError, bad_request
 
-# list field name -> key fields of its items (lists not named here are atomic)
+# Without a type (merge and strategic merge patches): list field name -> key
+# fields of its items (lists not named here are atomic). Server-side apply
+# and managedFields go by the schema (apiserver_schema: the mock's data).
 NAME_KEYED = {"containers", "initContainers", "ephemeralContainers", "volumes", "env",
               "imagePullSecrets", "volumeClaimTemplates"}
+NO_DEFAULTS = {"protocol": "TCP"}
 
 
 def list_keys(field, items):
@@ -38,12 +42,43 @@ def list_keys(field, items):
     return keys
 
 
-def item_key(keys, item):
-    return tuple(item.get(k, "TCP" if k == "protocol" else None) for k in keys)
+def _list_kind(typ, field, items):
+    """(keys, defaults) of a keyed list, "set", or None (atomic)."""
+    if typ is None:
+        keys = list_keys(field, items)
+        return (keys, NO_DEFAULTS) if keys else None
+    lk = schema.list_keys(typ)
+    if lk == "set":
+        return "set" if all(not isinstance(i, (dict, list)) for i in items) else None
+    if lk and all(isinstance(i, dict) for i in items):
+        return lk
+    return None
 
 
-def key_str(keys, item):
-    return "k:" + json.dumps(dict(zip(keys, item_key(keys, item))), sort_keys=True,
+def _child(typ, key):
+    return None if typ is None else schema.field_type(typ, key)
+
+
+def _item(typ):
+    return None if typ is None else schema.item_type(typ)
+
+
+def _atomic_map(typ):
+    return typ is not None and bool(typ.get("ma"))
+
+
+def item_key(kind, item):
+    if kind == "set":
+        return json.dumps(item, sort_keys=True)
+    keys, defaults = kind
+    return tuple(item.get(k, defaults.get(k)) for k in keys)
+
+
+def key_str(kind, item):
+    if kind == "set":
+        return "v:" + json.dumps(item, separators=(",", ":"))
+    keys, defaults = kind
+    return "k:" + json.dumps(dict(zip(keys, item_key(kind, item))), sort_keys=True,
                              separators=(",", ":"))
 
 
@@ -55,11 +90,12 @@ def drop_nulls(v):
     return v
 
 
-def merge(base, patch, keyed, field=None):
+def merge(base, patch, keyed, field=None, typ=None):
     """RFC 7386 merge patch; with keyed=True keyed lists merge item by item
-    (strategic merge patch and server-side apply)."""
+    (strategic merge patch and server-side apply); with a type (apply), by
+    the schema: atomic maps and lists are replaced, sets are a union."""
     if isinstance(patch, dict):
-        if not isinstance(base, dict):
+        if not isinstance(base, dict) or _atomic_map(typ):
             return drop_nulls(patch)
         out = dict(base)
         for k, pv in patch.items():
@@ -68,27 +104,27 @@ def merge(base, patch, keyed, field=None):
             if pv is None:
                 out.pop(k, None)
             elif k in out:
-                out[k] = merge(out[k], pv, keyed, k)
+                out[k] = merge(out[k], pv, keyed, k, _child(typ, k))
             else:
                 out[k] = drop_nulls(pv)
         return out
     if keyed and isinstance(patch, list) and isinstance(base, list):
-        keys = list_keys(field, base + patch)
-        if keys:
+        kind = _list_kind(typ, field, base + patch)
+        if kind:
             out = list(base)
-            index = {item_key(keys, it): n for n, it in enumerate(out)}
+            index = {item_key(kind, it): n for n, it in enumerate(out)}
             for it in patch:
-                if it.get("$patch") == "delete":
-                    n = index.get(item_key(keys, it))
+                if isinstance(it, dict) and it.get("$patch") == "delete":
+                    n = index.get(item_key(kind, it))
                     if n is not None:
                         out[n] = None
                     continue
-                n = index.get(item_key(keys, it))
+                n = index.get(item_key(kind, it))
                 if n is None:
-                    index[item_key(keys, it)] = len(out)
+                    index[item_key(kind, it)] = len(out)
                     out.append(drop_nulls(it))
-                else:
-                    out[n] = merge(out[n], it, keyed, None)
+                elif kind != "set":
+                    out[n] = merge(out[n], it, keyed, None, _item(typ))
             return [x for x in out if x is not None]
     return copy.deepcopy(patch)
 
@@ -166,13 +202,16 @@ SKIP_META = {"name", "namespace", "uid", "resourceVersion", "generation", "creat
              "managedFields", "selfLink", "deletionTimestamp"}
 
 
-def field_paths(obj, skip_status=True):
+def field_paths(obj, skip_status=True, typ=None):
     """The set of field paths an applied configuration sets, as tuples of
-    'f:<name>' / 'k:<key json>' segments (every prefix included)."""
+    'f:<name>' / 'k:<key json>' / 'v:<value json>' segments (every prefix
+    included); an atomic map, struct or list is one path."""
     out = set()
 
-    def walk(v, prefix, field):
+    def walk(v, prefix, field, t):
         if isinstance(v, dict):
+            if prefix and _atomic_map(t):
+                return
             for k, x in v.items():
                 if not prefix and (k in SKIP_TOP or (skip_status and k == "status")):
                     continue
@@ -180,15 +219,16 @@ def field_paths(obj, skip_status=True):
                     continue
                 p = prefix + ("f:" + k,)
                 out.add(p)
-                walk(x, p, k)
+                walk(x, p, k, _child(t, k))
         elif isinstance(v, list):
-            keys = list_keys(field, v)
-            if keys:
+            kind = _list_kind(t, field, v)
+            if kind:
                 for it in v:
-                    p = prefix + (key_str(keys, it),)
+                    p = prefix + (key_str(kind, it),)
                     out.add(p)
-                    walk(it, p, None)
-    walk(obj, (), None)
+                    if kind != "set":
+                        walk(it, p, None, _item(t))
+    walk(obj, (), None, typ)
     return out
 
 
@@ -214,56 +254,77 @@ def fields_to_paths(tree, prefix=()):
     return out
 
 
-def changed_paths(old, new, prefix=(), field=None):
+def changed_paths(old, new, prefix=(), field=None, typ=None):
     """Leaf paths whose value differs between old and new (new's side)."""
     out = set()
-    if isinstance(new, dict) and isinstance(old, dict):
+    if isinstance(new, dict) and isinstance(old, dict) and not (prefix and _atomic_map(typ)):
         for k, x in new.items():
             if not prefix and k in SKIP_TOP | {"status"}:
                 continue
             if prefix == ("f:metadata",) and k in SKIP_META:
                 continue
             p = prefix + ("f:" + k,)
+            t = _child(typ, k)
             if k not in old:
-                out |= {p} | field_paths_sub(x, p, k)
+                out |= {p} | field_paths_sub(x, p, k, t)
             elif old[k] != x:
-                out.add(p)
-                out |= changed_paths(old[k], x, p, k)
+                sub = changed_paths(old[k], x, p, k, t)
+                # a map or struct merged by key changed when a field of it did
+                if sub or not (isinstance(x, dict) and isinstance(old[k], dict)
+                               and not _atomic_map(t)):
+                    out.add(p)
+                out |= sub
     elif isinstance(new, list) and isinstance(old, list):
-        keys = list_keys(field, new + old)
-        if keys:
-            olds = {item_key(keys, it): it for it in old}
+        kind = _list_kind(typ, field, new + old)
+        if kind:
+            olds = {item_key(kind, it): it for it in old}
             for it in new:
-                p = prefix + (key_str(keys, it),)
-                o = olds.get(item_key(keys, it))
+                p = prefix + (key_str(kind, it),)
+                o = olds.get(item_key(kind, it))
                 if o is None:
-                    out |= {p} | field_paths_sub(it, p, None)
+                    out.add(p)
+                    if kind != "set":
+                        out |= field_paths_sub(it, p, None, _item(typ))
                 elif o != it:
                     out.add(p)
-                    out |= changed_paths(o, it, p, None)
+                    out |= changed_paths(o, it, p, None, _item(typ))
     return out
 
 
-def field_paths_sub(v, prefix, field):
+def field_paths_sub(v, prefix, field, typ=None):
     sub = set()
-    if isinstance(v, dict):
+    if isinstance(v, dict) and not _atomic_map(typ):
         for k, x in v.items():
             p = prefix + ("f:" + k,)
             sub.add(p)
-            sub |= field_paths_sub(x, p, k)
+            sub |= field_paths_sub(x, p, k, _child(typ, k))
     elif isinstance(v, list):
-        keys = list_keys(field, v)
-        if keys:
+        kind = _list_kind(typ, field, v)
+        if kind:
             for it in v:
-                p = prefix + (key_str(keys, it),)
+                p = prefix + (key_str(kind, it),)
                 sub.add(p)
-                sub |= field_paths_sub(it, p, None)
+                if kind != "set":
+                    sub |= field_paths_sub(it, p, None, _item(typ))
     return sub
 
 
+def _find_item(cur, seg):
+    """Index of the list item a 'k:' or 'v:' segment names, or None."""
+    want = json.loads(seg[2:])
+    for i, it in enumerate(cur):
+        if seg.startswith("v:"):
+            if it == want:
+                return i
+        elif isinstance(it, dict) and all(
+                it.get(k, NO_DEFAULTS.get(k)) == w for k, w in want.items()):
+            return i
+    return None
+
+
 def remove_path(obj, path):
-    """Delete the field or keyed-list item at path; True when something went."""
-    cur, field = obj, None
+    """Delete the field or list item at path; True when something went."""
+    cur = obj
     for n, seg in enumerate(path):
         last = n == len(path) - 1
         if seg.startswith("f:"):
@@ -273,23 +334,17 @@ def remove_path(obj, path):
             if last:
                 del cur[name]
                 return True
-            cur, field = cur[name], name
+            cur = cur[name]
         else:
             if not isinstance(cur, list):
                 return False
-            want = json.loads(seg[2:])
-            keys = list(want)
-            hit = None
-            for i, it in enumerate(cur):
-                if isinstance(it, dict) and dict(zip(keys, item_key(keys, it))) == want:
-                    hit = i
-                    break
+            hit = _find_item(cur, seg)
             if hit is None:
                 return False
             if last:
                 del cur[hit]
                 return True
-            cur, field = cur[hit], None
+            cur = cur[hit]
     return False
 
 
@@ -307,12 +362,10 @@ def get_path(obj, path):
         else:
             if not isinstance(cur, list):
                 return _MISSING
-            want = json.loads(seg[2:])
-            keys = list(want)
-            cur = next((it for it in cur if isinstance(it, dict)
-                        and dict(zip(keys, item_key(keys, it))) == want), _MISSING)
-            if cur is _MISSING:
-                return cur
+            hit = _find_item(cur, seg)
+            if hit is None:
+                return _MISSING
+            cur = cur[hit]
     return cur
 
 
@@ -322,6 +375,8 @@ def path_str(path):
     for seg in path:
         if seg.startswith("f:"):
             out += "." + seg[2:]
+        elif seg.startswith("v:"):
+            out += "[=" + seg[2:] + "]"
         else:
             out += "[" + ",".join("%s=%s" % (k, json.dumps(v))
                                   for k, v in json.loads(seg[2:]).items()) + "]"

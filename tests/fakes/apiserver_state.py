@@ -12,6 +12,8 @@ import time
 import uuid
 
 import apiserver_kinds as kinds
+import apiserver_schema as schema
+from apiserver_schema import type_of
 from apiserver_merge import (changed_paths, drop_nulls, field_paths, fields_to_paths,
                              get_path, json_patch, merge, path_str, paths_to_fields,
                              remove_path)
@@ -110,6 +112,18 @@ def fields_match(reqs, obj):
 
 
 # ---------------------------------------------------------------- state
+
+# who made the objects of a seed that carry no managedFields
+SYSTEM_MADE = {"Node": "kubelet", "Pod": "kube-controller-manager",
+               "ReplicaSet": "kube-controller-manager",
+               "ControllerRevision": "kube-controller-manager",
+               "Endpoints": "kube-controller-manager",
+               "EndpointSlice": "kube-controller-manager",
+               "Event": "kube-controller-manager",
+               "PersistentVolume": "kube-controller-manager"}
+CLIENT_SIDE_APPLY = "kubectl-client-side-apply"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
 
 class State:
     def __init__(self, node_name, arch, rollout_delay=0.2, history=1000, broken=None):
@@ -300,7 +314,7 @@ class State:
                 md["managedFields"] = managed
             elif manager:
                 md["managedFields"] = [self._mf_entry(rt, manager, "Update",
-                                                      field_paths(obj))]
+                                                      field_paths(obj, typ=type_of(rt)))]
             if rt.kind == "CustomResourceDefinition":
                 self._crd_status(obj)
             ip = obj["spec"].get("clusterIP") if rt.kind == "Service" else None
@@ -409,7 +423,8 @@ class State:
             cfg = copy.deepcopy(body)
             ns, _ = self._key(rt, ns, cfg, url_name=name)
             old = self.objects[rt.gr].get((ns, name))
-            paths = field_paths(cfg, skip_status=(sub != "status"))
+            typ = type_of(rt)
+            paths = field_paths(cfg, skip_status=(sub != "status"), typ=typ)
             if old is None:
                 if sub:
                     raise not_found(rt, name)
@@ -426,7 +441,7 @@ class State:
                 cfg.pop("status", None)
             if not force:
                 self._check_conflicts(rt, name, base, cfg, paths, others, sub)
-            new = merge(base, cfg, keyed=True)
+            new = merge(base, cfg, keyed=True, typ=typ)
             removed = []
             for p in sorted(prev - paths, key=len):
                 if any(p[:len(r)] == r for r in removed):
@@ -436,8 +451,11 @@ class State:
                 if remove_path(new, p):
                     removed.append(p)
             kept = []
-            for e in others:       # force: applied fields now belong to this manager
-                left = fields_to_paths(e.get("fieldsV1")) - paths
+            # force: the applied fields whose value changes become this
+            # manager's; a field applied with the value it has is shared
+            taken = paths & changed_paths(base, new, typ=typ)
+            for e in others:
+                left = fields_to_paths(e.get("fieldsV1")) - taken
                 if left:
                     e["fieldsV1"] = paths_to_fields(left)
                     kept.append(e)
@@ -452,7 +470,7 @@ class State:
         """409 like the real server when another manager owns a field this
         apply sets to a different value (only without force=true)."""
         leaves = {p for p in paths if not any(q[:len(p)] == p and q != p for q in paths)
-                  and not isinstance(get_path(cfg, p), dict)}
+                  and (not isinstance(get_path(cfg, p), dict) or self._atomic_at(rt, p))}
         found = []
         for e in others:
             if e.get("subresource", "") != (sub or ""):
@@ -477,6 +495,13 @@ class State:
             {"reason": "FieldManagerConflict", "message": "conflict with " + w, "field": p}
             for w, p in found]})
 
+    def _atomic_at(self, rt, path):
+        """Is the field at path an atomic map or struct by the schema?"""
+        t = type_of(rt)
+        for seg in path:
+            t = schema.field_type(t, seg[2:]) if seg.startswith("f:") else schema.item_type(t)
+        return bool(t.get("ma"))
+
     def _mf_entry(self, rt, manager, op, paths, sub=None):
         e = {"manager": manager, "operation": op, "apiVersion": rt.gv, "time": now(),
              "fieldsType": "FieldsV1", "fieldsV1": paths_to_fields(paths)}
@@ -485,8 +510,11 @@ class State:
         return e
 
     def _record_update(self, rt, old, new, manager):
-        changed = changed_paths(old, new)
-        mf = copy.deepcopy(old["metadata"].get("managedFields") or [])
+        changed = changed_paths(old, new, typ=type_of(rt))
+        # managedFields the request sets are taken as given (client-go's
+        # csaupgrade sends them as a JSON patch); else the stored ones
+        given = (new.get("metadata") or {}).get("managedFields")
+        mf = copy.deepcopy(given or old["metadata"].get("managedFields") or [])
         if not changed:
             return mf
         out, mine = [], set()
@@ -578,6 +606,7 @@ class State:
                        short=n.get("shortNames") or (), categories=n.get("categories") or (),
                        singular=n.get("singular"),
                        status="status" in (v.get("subresources") or {}), crd=name)
+            rt.openapi = (v.get("schema") or {}).get("openAPIV3Schema")
             self.types[(rt.group, rt.version, rt.plural)] = rt
 
     def _crd_unregister(self, obj, keep_objects=False):
@@ -703,14 +732,36 @@ class State:
                 if key in self.objects[rt.gr]:
                     self._remove(rt, key)
                 self._seeding_status = has_status
+                managed = self._seed_owner(rt, obj)
                 try:
                     _, res = self.create(rt, ns, obj, manager="seed", keep_status=has_status,
-                                         check_ns=False)
+                                         check_ns=False, managed=managed)
                 finally:
                     self._seeding_status = False
                 out.append({"kind": rt.kind, "namespace": ns, "name": res["metadata"]["name"],
                             "resourceVersion": res["metadata"]["resourceVersion"]})
         return out
+
+    def _seed_owner(self, rt, obj):
+        """A seeded object's managedFields, as the mock's fixtures have them
+        (lua/mock/cluster.lua _seed_owner): the ones it carries (`kubectl
+        get -o yaml`), else those `kubectl apply` (client side, as `microk8s
+        enable` runs it) leaves, with its last-applied-configuration; what
+        controllers and kubelet make is theirs."""
+        md = obj["metadata"]
+        if md.get("managedFields"):
+            return copy.deepcopy(md["managedFields"])
+        who = SYSTEM_MADE.get(rt.kind) if not rt.crd else None
+        if who is None:
+            who = CLIENT_SIDE_APPLY
+            ann = md.setdefault("annotations", {})
+            if LAST_APPLIED not in ann:
+                cfg = {k: v for k, v in obj.items() if k != "status"}
+                cfg["metadata"] = {k: v for k, v in md.items()
+                                   if k in ("name", "namespace", "labels", "annotations")}
+                ann[LAST_APPLIED] = json.dumps(cfg, sort_keys=True,
+                                               separators=(",", ":")) + "\n"
+        return [self._mf_entry(rt, who, "Update", field_paths(obj, typ=type_of(rt)))]
 
     def compact(self):
         with self.lock:
