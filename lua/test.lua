@@ -638,13 +638,26 @@ function Env:clear_faults()
   for i = #self.faults, 1, -1 do self.faults[i] = nil end
 end
 
+-- Objects the controllers make, which a snapshot leaves out unless asked
+-- (a real cluster's differ from run to run: a rollback cannot restore them).
+local CONTROLLER_MADE = { ["v1/Pod"] = true, ["apps/v1/ReplicaSet"] = true,
+  ["apps/v1/ControllerRevision"] = true, ["v1/Endpoints"] = true,
+  ["discovery.k8s.io/v1/EndpointSlice"] = true }
+
 ---Every object of the mock cluster, without server-set fields: compare
 ---two snapshots to assert that a rollback restored the cluster exactly.
-function Env:snapshot()
+---Controller-made objects (Pods, ReplicaSets, ControllerRevisions,
+---Endpoints, EndpointSlices) only with `{controller_made = true}`.
+---@param opts? {controller_made?: boolean}
+function Env:snapshot(opts)
+  if opts ~= nil then check_keys("env:snapshot", opts,
+                                 { controller_made = true }, 2) end
+  local all = opts and opts.controller_made
   local kinds = require "uphook.kinds"
   local out = {}
   for _, o in ipairs(self.backend:objects()) do
     if not (o.kind == "Lease" and o.metadata.name == "uphook-" .. self.name)
+        and (all or not CONTROLLER_MADE[o.apiVersion .. "/" .. o.kind])
     then
       local key = string.format("%s/%s/%s/%s", o.apiVersion, o.kind,
         o.metadata.namespace or "", o.metadata.name)

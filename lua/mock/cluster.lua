@@ -403,12 +403,6 @@ end
 
 --- Controllers -----------------------------------------------------------
 
-function Cluster:_count(kind)
-  local n = 0
-  for _ in pairs(self.store["/" .. kind] or {}) do n = n + 1 end
-  return n
-end
-
 -- Write a status (a separate write, as a controller's would be).
 -- Stored objects are never modified in place (clusters made from one
 -- seed share them), so this stores a new object: a shallow copy with
@@ -433,7 +427,7 @@ function Cluster:_reconcile(info, obj)
                                          obj.metadata.name)
     local stall = self.stalls[key]
     self:_set_status(info, obj,
-      ctl[kind](obj, ts, stall ~= nil, self:_count("Node")))
+      ctl[kind](obj, ts, stall ~= nil, self:_nodes()))
     if stall and stall.seconds then
       local gen = obj.metadata.generation
       self.clock:after(stall.seconds, function()
@@ -466,18 +460,29 @@ end
 -- Finish a rollout now.
 function Cluster:_complete(info, obj)
   self:_set_status(info, obj, ctl[info.kind](obj, self.clock:timestamp(),
-                                             false, self:_count("Node")))
+                                             false, self:_nodes()))
 end
 
--- DaemonSets follow the number of nodes.
+-- The stored Node objects (the controllers only read them).
+function Cluster:_nodes()
+  local out = {}
+  for _, n in pairs(self.store["/Node"] or {}) do out[#out + 1] = n end
+  return out
+end
+
+-- DaemonSets follow the nodes: their number, readiness, labels and taints.
 function Cluster:_nodes_changed()
   local info = kinds.builtin.DaemonSet
-  local n = math.max(self:_count("Node"), 1)
+  local nodes = self:_nodes()
   for k, ds in pairs(self.store["apps/DaemonSet"] or {}) do
     local s = ds.status
-    if type(s) == "table" and s.desiredNumberScheduled ~= n
-        and not self.stalls["apps/DaemonSet/" .. k] then
-      self:_complete(info, ds)
+    if type(s) == "table" and not self.stalls["apps/DaemonSet/" .. k] then
+      local want = ctl.DaemonSet(ds, nil, false, nodes)
+      if want.desiredNumberScheduled ~= s.desiredNumberScheduled
+          or want.numberAvailable ~= s.numberAvailable
+          or want.numberReady ~= s.numberReady then
+        self:_set_status(info, ds, want)
+      end
     end
   end
 end

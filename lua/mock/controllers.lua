@@ -84,20 +84,99 @@ function M.Deployment(obj, ts, stalled, _)
     } }
 end
 
----DaemonSet status; `nodes` is the number of Node objects (at least 1).
+-- Taints a DaemonSet's pods tolerate without saying so: the DaemonSet
+-- controller adds these tolerations to every pod it makes
+-- (kubernetes/kubernetes@v1.32.3:pkg/controller/daemon/util/
+-- daemonset_util.go AddOrUpdateDaemonPodTolerations).
+local DS_TOLERATED = {
+  ["node.kubernetes.io/not-ready"] = true,
+  ["node.kubernetes.io/unreachable"] = true,
+  ["node.kubernetes.io/disk-pressure"] = true,
+  ["node.kubernetes.io/memory-pressure"] = true,
+  ["node.kubernetes.io/pid-pressure"] = true,
+  ["node.kubernetes.io/unschedulable"] = true,
+}
+
+local function tolerates(tolerations, taint)
+  if DS_TOLERATED[taint.key] then return true end
+  for _, t in ipairs(type(tolerations) == "table" and tolerations or {}) do
+    if type(t) == "table"
+        and (t.effect == nil or t.effect == "" or t.effect == taint.effect)
+        and ((t.key == nil or t.key == "") and t.operator == "Exists"
+             or t.key == taint.key
+                and (t.operator == "Exists" or t.value == taint.value)) then
+      return true
+    end
+  end
+  return false
+end
+
+---Does the DaemonSet `obj` run a pod on `node`? Its template's
+---nodeSelector matches the node's labels and it tolerates the node's
+---NoSchedule and NoExecute taints (required node affinity is not
+---modelled).
+---@param obj table the DaemonSet
+---@param node table a Node
+---@return boolean
+function M.schedules(obj, node)
+  local ps = get(obj, "spec", "template", "spec") or {}
+  local labels = get(node, "metadata", "labels") or {}
+  for k, v in pairs(type(ps.nodeSelector) == "table" and ps.nodeSelector
+                    or {}) do
+    if labels[k] ~= v then return false end
+  end
+  for _, taint in ipairs(get(node, "spec", "taints") or {}) do
+    if type(taint) == "table" and (taint.effect == "NoSchedule"
+        or taint.effect == "NoExecute")
+        and not tolerates(ps.tolerations, taint) then
+      return false
+    end
+  end
+  return true
+end
+
+---Is a Node Ready? A Node without a Ready condition (a fixture that
+---gives none) counts as Ready.
+---@param node table
+---@return boolean
+function M.node_ready(node)
+  local cs = get(node, "status", "conditions")
+  for _, c in ipairs(type(cs) == "table" and cs or {}) do
+    if type(c) == "table" and c.type == "Ready" then
+      return c.status == "True"
+    end
+  end
+  return true
+end
+
+---DaemonSet status: one pod per Node it schedules on (`nodes`, the Node
+---objects; none at all counts as one Ready node). A pod on a NotReady
+---node is scheduled and updated but never available, so the rollout
+---does not finish, as on a real cluster.
 ---@param obj table the workload
 ---@param stalled boolean|nil
----@param nodes integer the number of Nodes
+---@param nodes table[] the Nodes
 ---@return table status
 function M.DaemonSet(obj, _, stalled, nodes)
-  local n = math.max(nodes or 1, 1)
-  local upd = stalled and n - 1 or n
+  local n, ready = 0, 0
+  if #nodes == 0 then
+    n, ready = 1, 1
+  else
+    for _, node in ipairs(nodes) do
+      if M.schedules(obj, node) then
+        n = n + 1
+        if M.node_ready(node) then ready = ready + 1 end
+      end
+    end
+  end
+  local upd = stalled and math.max(n - 1, 0) or n
+  if stalled then ready = math.min(ready, upd) end
   return { observedGeneration = obj.metadata.generation,
     currentNumberScheduled = n, desiredNumberScheduled = n,
-    numberMisscheduled = 0, numberReady = stalled and n - 1 or n,
+    numberMisscheduled = 0, numberReady = ready,
     updatedNumberScheduled = nz(upd),
-    numberAvailable = nz(stalled and n - 1 or n),
-    numberUnavailable = stalled and 1 or nil }
+    numberAvailable = nz(ready),
+    numberUnavailable = nz(n - ready) }
 end
 
 ---StatefulSet status.

@@ -533,3 +533,95 @@ case("client-side apply upgraded: dropped fields go, uphook owns the rest",
   end)
 
 W.run()
+
+--- The mock's controllers: rollouts per node -----------------------------
+-- (the mock only: the fake API server's controller counts nodes.)
+-- kubectl rollout status (kubectl@fd89c3d1:pkg/polymorphichelpers/
+-- rollout_status.go): a DaemonSet is rolled out when updatedNumberScheduled
+-- and numberAvailable reach desiredNumberScheduled. The DaemonSet
+-- controller schedules a pod on each Node whose labels match the
+-- template's nodeSelector and whose NoSchedule/NoExecute taints it
+-- tolerates (it adds not-ready, unreachable, *-pressure and unschedulable
+-- tolerations itself, daemon/util/daemonset_util.go); a pod on a NotReady
+-- node never becomes available (kubelet does not run it).
+local rolled_out = require("uphook.prims").rolled_out
+
+local function node(name, ready, extra)
+  local n = { apiVersion = "v1", kind = "Node", metadata = { name = name,
+      labels = { ["kubernetes.io/hostname"] = name } },
+    status = { conditions = { { type = "Ready",
+      status = ready and "True" or "False" } } } }
+  for k, v in pairs(extra or {}) do n[k] = v end
+  return n
+end
+
+local function daemonset(pod_spec)
+  local ps = { containers = { { name = "c", image = "img:1" } } }
+  for k, v in pairs(pod_spec or {}) do ps[k] = v end
+  return { apiVersion = "apps/v1", kind = "DaemonSet",
+    metadata = { name = "ds", namespace = NS },
+    spec = { selector = { matchLabels = { app = "ds" } },
+      template = { metadata = { labels = { app = "ds" } }, spec = ps } } }
+end
+
+local function mock_with(nodes)
+  return cluster.new { null = yaml.null, array_mt = ARRAY,
+                       json_encode = json.encode, objects = nodes }
+end
+
+t.case("a DaemonSet rollout does not finish with a NotReady node", function()
+  local b = mock_with { node("n1", true), node("n2", false) }
+  b:apply(daemonset())
+  local ds = b:get("DaemonSet", "ds", NS)
+  local done, why = rolled_out(ds)
+  t.eq(done, false)
+  t.eq(why, "1/2 updated pods available")
+  t.eq(ds.status.numberUnavailable, 1)
+  -- the node comes back (its kubelet writes the Node's status, as
+  -- t.env{nodes = ...} seeds it): the rollout finishes
+  b:_seed(node("n2", true))
+  b:_nodes_changed()
+  done, why = rolled_out(b:get("DaemonSet", "ds", NS))
+  t.eq(done, true, why)
+  t.eq(why, "2/2 pods updated and available")
+end)
+
+t.case("a DaemonSet runs where its nodeSelector and tolerations let it",
+  function()
+    local b = mock_with {
+      node("n1", true, { spec = { taints = { { key = "dedicated",
+        value = "gpu", effect = "NoSchedule" } } } }),
+      node("n2", false, { spec = { taints = { {
+        key = "node.kubernetes.io/not-ready", effect = "NoExecute" } } } }),
+      node("n3", true) }
+    b:apply(daemonset())
+    local st = b:get("DaemonSet", "ds", NS).status
+    -- n1's taint is not tolerated; n2's not-ready taint is (but n2 is
+    -- NotReady: its pod never becomes available)
+    t.eq(st.desiredNumberScheduled, 2)
+    t.eq(st.numberAvailable, 1)
+    b:apply(daemonset { tolerations = { { key = "dedicated",
+      operator = "Equal", value = "gpu", effect = "NoSchedule" } },
+      nodeSelector = { ["kubernetes.io/hostname"] = "n1" } })
+    st = b:get("DaemonSet", "ds", NS).status
+    t.eq(st.desiredNumberScheduled, 1)
+    t.eq((rolled_out(b:get("DaemonSet", "ds", NS))), true)
+  end)
+
+-- Controller-made objects differ from run to run on a real cluster (new
+-- Pod names, ReplicaSet hashes): a snapshot leaves them out unless asked.
+t.case("env:snapshot() leaves out controller-made objects unless asked",
+  function()
+    local e = t.env { addon = "addons/hello" }
+    e:apply({ apiVersion = "v1", kind = "Pod",
+      metadata = { name = "web-1", namespace = NS },
+      spec = { containers = { { name = "c", image = "img:1" } } } })
+    e:apply({ apiVersion = "v1", kind = "ConfigMap",
+      metadata = { name = "cm", namespace = NS }, data = { a = "1" } })
+    local key = "v1/Pod/" .. NS .. "/web-1"
+    t.eq(e:snapshot()[key], nil)
+    t.ok(e:snapshot()["v1/ConfigMap/" .. NS .. "/cm"])
+    t.eq(e:snapshot({ controller_made = true })[key].metadata.name, "web-1")
+    t.err(function() e:snapshot { controler_made = true } end,
+          "controler_made")
+  end)

@@ -264,9 +264,13 @@ function Env:unstall(kind, name, namespace) end
 ---Every object of the mock cluster without server-set fields (but with
 ---`metadata.managedFields`: who owns each field is restored too), keyed
 ---by `apiVersion/kind/namespace/name`: compare two snapshots to assert
----that a rollback restored the cluster exactly.
+---that a rollback restored the cluster exactly. The objects controllers
+---make (Pods, ReplicaSets, ControllerRevisions, Endpoints, EndpointSlices)
+---are left out unless `opts.controller_made` is true: a real cluster's
+---differ from run to run, and a rollback does not restore them.
+---@param opts? {controller_made?: boolean}
 ---@return table<string, uphook.Object>
-function Env:snapshot() end
+function Env:snapshot(opts) end
 
 ---A fresh mock world for one hook run.
 ---@param o uphook.test.EnvOpts
