@@ -26,7 +26,10 @@
 ---   volumeBindingMode, Service type/clusterIP/port protocol, replicas,
 ---   the default StorageClass of a new PVC, Secret stringData -> data);
 --- * controllers: workloads and Jobs finish at once unless stalled, CRDs
----   become Established, APIServices Available, Namespaces Active;
+---   become Established, APIServices Available, Namespaces Active; a
+---   DaemonSet runs on the Nodes its nodeSelector and tolerations allow
+---   and does not finish while one of them is NotReady; Deployments,
+---   DaemonSets and StatefulSets have Pods (docs/mock.md);
 --- * deleting a Namespace deletes its objects, deleting a CRD its custom
 ---   resources (at once, where a real server takes a moment);
 --- * time is a mock clock (uphook.mock.clock): `watch` and `sleep` cost
@@ -138,6 +141,7 @@ function M.new(opts)
 end
 
 function Cluster:_seed_all(objs)
+  self.seeding = true        -- Pods at the end, where the fixture has none
   -- CRDs first, so custom resources in the same fixture resolve.
   for _, o in ipairs(objs) do
     if type(o) == "table" and o.kind == "CustomResourceDefinition" then
@@ -147,6 +151,13 @@ function Cluster:_seed_all(objs)
   for _, o in ipairs(objs) do
     if type(o) ~= "table" or o.kind ~= "CustomResourceDefinition" then
       self:_seed(o)
+    end
+  end
+  -- the workloads' Pods, where the fixture lists none of them
+  self.seeding = nil
+  for kind in pairs(ctl.POD_OWNERS) do
+    for _, w in pairs(self.store["apps/" .. kind] or {}) do
+      if not self:_has_pods(w) then self:_sync_pods(w) end
     end
   end
 end
@@ -426,8 +437,9 @@ function Cluster:_reconcile(info, obj)
     local key = gk(info) .. "/" .. okey(obj.metadata.namespace,
                                          obj.metadata.name)
     local stall = self.stalls[key]
-    self:_set_status(info, obj,
+    local new = self:_set_status(info, obj,
       ctl[kind](obj, ts, stall ~= nil, self:_nodes()))
+    self:_sync_pods(new)
     if stall and stall.seconds then
       local gen = obj.metadata.generation
       self.clock:after(stall.seconds, function()
@@ -459,8 +471,83 @@ end
 
 -- Finish a rollout now.
 function Cluster:_complete(info, obj)
-  self:_set_status(info, obj, ctl[info.kind](obj, self.clock:timestamp(),
-                                             false, self:_nodes()))
+  self:_sync_pods(self:_set_status(info, obj, ctl[info.kind](obj,
+    self.clock:timestamp(), false, self:_nodes())))
+end
+
+-- Is `pod` one of the workload `w`'s? (A Deployment's through its
+-- ReplicaSet <name>-<hash>.)
+local function owned_by(pod, w)
+  local md = pod.metadata
+  if md.namespace ~= w.metadata.namespace then return false end
+  local o = type(md.ownerReferences) == "table" and md.ownerReferences[1]
+  if type(o) ~= "table" then return false end
+  if w.kind == "Deployment" then
+    return o.kind == "ReplicaSet"
+       and tostring(o.name):match("^(.*)%-%x+$") == w.metadata.name
+  end
+  return o.kind == w.kind and o.name == w.metadata.name
+end
+
+-- Does the fixture have Pods of this workload (its owner's, or matching
+-- its selector's labels)?
+function Cluster:_has_pods(w)
+  local sel = validate.get(w, "spec", "selector", "matchLabels")
+  for _, p in pairs(self.store["/Pod"] or {}) do
+    if owned_by(p, w) then return true end
+    if type(sel) == "table" and next(sel) ~= nil
+        and p.metadata.namespace == w.metadata.namespace then
+      local labels, all = p.metadata.labels or {}, true
+      for k, v in pairs(sel) do
+        if labels[k] ~= v then all = false break end
+      end
+      if all then return true end
+    end
+  end
+  return false
+end
+
+-- Keep a workload's Pods as its controller would (uphook.mock.controllers
+-- pods): made, replaced and removed with the rollout, owned by
+-- kube-controller-manager.
+function Cluster:_sync_pods(w)
+  if self.seeding or not ctl.POD_OWNERS[w.kind]
+      or w.apiVersion ~= "apps/v1" then
+    return
+  end
+  local info = kinds.builtin.Pod
+  local want = {}
+  for _, p in ipairs(ctl.pods(w, self:_nodes(), self.this_node_name)) do
+    want[p.metadata.name] = p
+  end
+  local bucket = self:_bucket(info)
+  local ns = w.metadata.namespace
+  for _, p in pairs(bucket) do
+    if owned_by(p, w) and not want[p.metadata.name] then
+      self:_remove(info, p)
+    end
+  end
+  for name, p in pairs(want) do
+    local cur = bucket[okey(ns, name)]
+    if not (cur and equal(cur.status, p.status)
+            and equal(cur.spec, p.spec)) then
+      local md = p.metadata
+      md.uid = cur and cur.metadata.uid or self:_next_uid()
+      md.creationTimestamp = cur and cur.metadata.creationTimestamp
+        or self.clock:timestamp()
+      self:_seed_owner(info, p)
+      self:_put(info, p)
+    end
+  end
+end
+
+-- Remove the Pods of a deleted workload (the garbage collector, at once).
+function Cluster:_drop_pods(w)
+  if not ctl.POD_OWNERS[w.kind] then return end
+  local info = kinds.builtin.Pod
+  for _, p in pairs(self:_bucket(info)) do
+    if owned_by(p, w) then self:_remove(info, p) end
+  end
 end
 
 -- The stored Node objects (the controllers only read them).
@@ -481,7 +568,7 @@ function Cluster:_nodes_changed()
       if want.desiredNumberScheduled ~= s.desiredNumberScheduled
           or want.numberAvailable ~= s.numberAvailable
           or want.numberReady ~= s.numberReady then
-        self:_set_status(info, ds, want)
+        self:_sync_pods(self:_set_status(info, ds, want))
       end
     end
   end
@@ -864,6 +951,7 @@ function Cluster:delete(kind, name, namespace)
   local obj = self:_lookup(info, name, norm_ns(info, namespace))
   if not obj then return false end
   self:_remove(info, obj)
+  if not info.versions then self:_drop_pods(obj) end
   self.rv = self.rv + 1
   if info.kind == "Namespace" and not info.versions then
     for g, bucket in pairs(self.store) do

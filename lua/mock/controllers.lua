@@ -179,6 +179,87 @@ function M.DaemonSet(obj, _, stalled, nodes)
     numberUnavailable = nz(n - ready) }
 end
 
+local SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"   -- apimachinery's rand
+
+local function suffix(seed)
+  local h, out = fnv(seed), {}
+  for i = 1, 5 do
+    local n = h % #SUFFIX_CHARS
+    out[i] = SUFFIX_CHARS:sub(n + 1, n + 1)
+    h = (h // #SUFFIX_CHARS) ~ (i * 2654435761 & 0xffffffff)
+  end
+  return table.concat(out)
+end
+
+---The Pods a workload's controller keeps (Deployment: through its
+---ReplicaSet `<name>-<hash>`, pods `<rs>-<5 chars>`; DaemonSet: one
+---`<name>-<5 chars>` per node it schedules on, spec.nodeName set;
+---StatefulSet: `<name>-0`..), Ready unless on a NotReady node or not yet
+---updated (a stalled rollout's last pod). Plain tables, not stored.
+---@param obj table the workload (with its status)
+---@param nodes table[] the Nodes
+---@param this_node string|nil a node name for pods when there are no Nodes
+---@return table[] pods
+function M.pods(obj, nodes, this_node)
+  local md = obj.metadata
+  local tmpl = get(obj, "spec", "template") or {}
+  local labels = tables.copy(get(tmpl, "metadata", "labels") or {})
+  local hash = M.template_hash(obj)
+  local owner = { apiVersion = obj.apiVersion, kind = obj.kind,
+    name = md.name, uid = md.uid, controller = true,
+    blockOwnerDeletion = true }
+  local places = {}           -- { name, node, ready }
+  if obj.kind == "DaemonSet" then
+    labels["controller-revision-hash"] = hash
+    for _, n in ipairs(nodes) do
+      if M.schedules(obj, n) then
+        local nn = n.metadata.name
+        places[#places + 1] = { md.name .. "-" .. suffix(md.name .. nn),
+                                nn, M.node_ready(n) }
+      end
+    end
+    if #nodes == 0 then
+      places[1] = { md.name .. "-" .. suffix(md.name), this_node, true }
+    end
+    table.sort(places, function(a, b) return a[1] < b[1] end)
+  else
+    local r = replicas(obj)
+    local rs = md.name .. "-" .. hash
+    if obj.kind == "Deployment" then
+      labels["pod-template-hash"] = hash
+      owner = { apiVersion = "apps/v1", kind = "ReplicaSet", name = rs,
+                controller = true, blockOwnerDeletion = true }
+    elseif obj.kind == "StatefulSet" then
+      labels["controller-revision-hash"] = rs
+    end
+    for i = 1, r do
+      local name = obj.kind == "StatefulSet" and (md.name .. "-" .. (i - 1))
+        or (rs .. "-" .. suffix(rs .. i))
+      places[i] = { name, this_node, true }
+    end
+  end
+  local st = type(obj.status) == "table" and obj.status or {}
+  local avail = obj.kind == "DaemonSet" and (st.numberAvailable or 0)
+    or (st.availableReplicas or st.readyReplicas or 0)
+  local out = {}
+  for i, pl in ipairs(places) do
+    local spec = tables.copy(tmpl.spec or {})
+    spec.nodeName = pl[2]
+    local ready = pl[3] and (obj.kind == "DaemonSet" or i <= avail)
+    out[i] = { apiVersion = "v1", kind = "Pod", metadata = {
+        name = pl[1], namespace = md.namespace, labels = tables.copy(labels),
+        ownerReferences = { owner } },
+      spec = spec,
+      status = { phase = pl[3] and "Running" or "Pending",
+        conditions = { { type = "Ready",
+                         status = ready and "True" or "False" } } } }
+  end
+  return out
+end
+
+---Kinds whose controllers make Pods.
+M.POD_OWNERS = { Deployment = true, DaemonSet = true, StatefulSet = true }
+
 ---StatefulSet status.
 ---@param obj table the workload
 ---@param stalled boolean|nil

@@ -441,6 +441,8 @@ M.IMMUTABLE = {
   Job = {
     { path = { "spec", "completionMode" }, rule = "immutable", source = "B" },
     { path = { "spec", "podFailurePolicy" }, rule = "immutable",
+      source = "B" },
+    { path = { "spec", "backoffLimitPerIndex" }, rule = "immutable",
       source = "B" } },
 }
 

@@ -174,7 +174,8 @@ IMMUTABLE = {
     "Secret": [(("type",), None)],
     "PriorityClass": [(("value",), "may not be changed in an update.")],
     "PersistentVolume": [(("spec", "volumeMode"), None)],
-    "Job": [(("spec", "completionMode"), None), (("spec", "podFailurePolicy"), None)],
+    "Job": [(("spec", "completionMode"), None), (("spec", "podFailurePolicy"), None),
+            (("spec", "backoffLimitPerIndex"), None)],
 }
 PV_SOURCE_SKIP = {"capacity", "accessModes", "claimRef", "persistentVolumeReclaimPolicy",
                   "storageClassName", "mountOptions", "volumeMode", "nodeAffinity",

@@ -3,7 +3,8 @@
 # (--state-dir), as the issue describes: a field the second version no
 # longer applies goes, and its plan shows it going; a field enable set
 # (kubectl apply, client side) and the new version dropped goes at the
-# first upgrade; a field a user set with kubectl edit stays.
+# first upgrade; a field a user set with kubectl edit stays. Then the same
+# two upgrades against the fake API server (the live backend).
 . tests/cli/lib.sh
 
 hook() {   # hook DIR VERSION FROM DATA...
@@ -98,4 +99,48 @@ else cp "$SD/offline/cluster.yaml" "$OUT"; not_ok "v2: keep stays"; fi
 if grep -qE '^  edited: by the user' "$SD/offline/cluster.yaml"; then
   ok "v1 and v2: the user's edit stays (kubectl-edit owns it)"
 else cp "$SD/offline/cluster.yaml" "$OUT"; not_ok "v1 and v2: the user's edit stays (kubectl-edit owns it)"; fi
+
+# ---- the same two upgrades live, against the fake API server (tests/fakes,
+# the server the real kubectl is tested against): the live backend's apply,
+# its csaupgrade (a JSON patch of managedFields) and the server's prune.
+SRV=$TMP/srv; mkdir -p "$SRV"
+python3 tests/fakes/apiserver.py --dir "$SRV" --quiet --rollout-delay 0.05 \
+  >"$SRV/stdout" 2>"$SRV/stderr" &
+FAKE=$!
+trap 'kill $FAKE 2>/dev/null; rm -rf "$TMP"' EXIT
+i=0
+while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do sleep 0.1; i=$((i + 1)); done
+PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
+ctl() { curl -sS -X "$1" ${3:+--data-binary "$3"} "http://127.0.0.1:$PORT/_fake/$2"; }
+# the fixture without its Node (the fake has this node's)
+sed '1,/^---$/d' "$TMP/cluster.yaml" > "$TMP/seed.yaml"
+ctl POST seed "$(cat "$TMP/seed.yaml")" > "$OUT"
+live_cm() {   # live_cm EXPR: a Python expression over the ConfigMap `cm`
+  ctl GET objects | python3 -c "
+import json, sys
+cm = [o for o in json.load(sys.stdin)['items'] if o['kind'] == 'ConfigMap'
+      and o['metadata']['name'] == 'demo'][0]
+print($1)"
+}
+mkdir -p "$TMP/snap_data" "$TMP/snap_common" "$TMP/lsd"
+live() {
+  SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home \
+    timeout 120 "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --addons "$1" \
+    --state-dir "$TMP/lsd" "$2" demo
+}
+run live "$TMP/v1" plan
+expect "live v1 plan: enable's field since-1.0 goes, dropped comes" 0 \
+  'data.since-1.0: "gone in 1.1.0" -> \(absent\)' 'data.dropped: \(absent\) -> "2"'
+run live "$TMP/v1" upgrade
+expect "live v1 upgrade" 0
+run live_cm "sorted(cm['data']), sorted(m['manager'] for m in cm['metadata']['managedFields']), 'kubectl.kubernetes.io/last-applied-configuration' in (cm['metadata'].get('annotations') or {})"
+expect "live v1: since-1.0 gone, dropped there, the user's edit kept, uphook owns enable's fields, no last-applied" 0 \
+  "^\['dropped', 'edited', 'keep'\] \['kubectl-edit', 'uphook'\] False$"
+run live "$TMP/v2" plan
+expect "live v2 plan shows dropped going" 0 'data.dropped: "2" -> \(absent\)'
+run live "$TMP/v2" upgrade
+expect "live v2 upgrade" 0
+run live_cm "sorted(cm['data'].items())"
+expect "live v2: dropped gone, keep and the user's edit stay" 0 \
+  "^\[\('edited', 'by the user'\), \('keep', '1'\)\]$"
 finish

@@ -438,6 +438,40 @@ case("a RoleBinding's roleRef cannot change", function(w)
     .. 'roleRef')
 end)
 
+-- core ValidatePersistentVolumeUpdate: the volume source is fixed once
+-- created (the real message goes on with a diff of the two sources).
+case("a PersistentVolume's volume source is immutable", function(w)
+  local pv = { apiVersion = "v1", kind = "PersistentVolume",
+    metadata = { name = "fidelity-pv" },
+    spec = { capacity = { storage = "1Gi" }, accessModes = { "ReadWriteOnce" },
+      persistentVolumeReclaimPolicy = "Retain",
+      hostPath = { path = "/srv/a" } } }
+  w.apply(pv, "kubectl")
+  pv.spec.persistentVolumeReclaimPolicy = "Delete"
+  t.eq(w.apply(pv, "uphook").spec.persistentVolumeReclaimPolicy, "Delete")
+  pv.spec.hostPath.path = "/srv/b"
+  local e = w.err(function() w.apply(pv, "uphook") end)
+  t.eq(e.code, 422)
+  t.match(e.message, '^PersistentVolume "fidelity%-pv" is invalid: '
+    .. 'spec%.persistentvolumesource: Forbidden: '
+    .. 'spec%.persistentvolumesource is immutable after creation')
+  w.delete("PersistentVolume", "fidelity-pv")
+end)
+
+-- batch validateJobSpecUpdate: ValidateImmutableField on completionMode
+-- (and podFailurePolicy, backoffLimitPerIndex).
+case("a Job's completionMode is immutable", function(w)
+  local job = { apiVersion = "batch/v1", kind = "Job",
+    metadata = { name = "imm-job", namespace = NS },
+    spec = { completions = 2, completionMode = "NonIndexed",
+      template = { spec = { restartPolicy = "Never",
+        containers = { { name = "c", image = "img:1" } } } } } }
+  w.apply(job, "kubectl")
+  job.spec.completionMode = "Indexed"
+  refused(w, job, 'Job.batch "imm-job" is invalid: spec.completionMode: '
+    .. 'Invalid value: "Indexed": field is immutable')
+end)
+
 --- Custom resources: the CRD's markers ---------------------------------------
 
 local CRD = {
@@ -625,3 +659,67 @@ t.case("env:snapshot() leaves out controller-made objects unless asked",
     t.err(function() e:snapshot { controler_made = true } end,
           "controler_made")
   end)
+
+-- Workloads have Pods, as their controllers make them (a Deployment's
+-- through its ReplicaSet: <rs>-<5 chars>, labelled pod-template-hash; a
+-- DaemonSet's one per node, spec.nodeName; a StatefulSet's <name>-<i>),
+-- so a check_status of pod/<name> (microk8s-core-addons' addons.yaml:
+-- pod/coredns, pod/metrics-server, pod/speaker) says enabled offline.
+local enabled = require "uphook.enabled"
+
+local function pods_of(b, prefix)
+  local out = {}
+  for _, p in ipairs(b:list("v1/Pod", { namespace = NS })) do
+    if p.metadata.name:sub(1, #prefix) == prefix then out[#out + 1] = p end
+  end
+  return out
+end
+
+t.case("workloads have Pods; check_status pod/<name> sees them", function()
+  local b = mock_with { node("n1", true), node("n2", false) }
+  t.eq(enabled.check(b, "pod/web"), false)
+  local d = deployment("web", { app = "web" }, { replicas = 2 })
+  b:apply(d)
+  local ps = pods_of(b, "web-")
+  t.eq(#ps, 2)
+  t.eq(ps[1].metadata.labels.app, "web")
+  t.ok(ps[1].metadata.labels["pod-template-hash"])
+  t.eq(ps[1].metadata.ownerReferences[1].kind, "ReplicaSet")
+  t.eq(ps[1].status.conditions[1].status, "True")
+  t.eq(enabled.check(b, "pod/web"), true)
+  -- a new image: new Pods (new names), the old ones gone
+  local before = ps[1].metadata.name
+  d.spec.template.spec.containers[1].image = "img:2"
+  b:apply(d)
+  ps = pods_of(b, "web-")
+  t.eq(#ps, 2)
+  t.ok(ps[1].metadata.name ~= before and ps[2].metadata.name ~= before)
+  t.eq(ps[1].spec.containers[1].image, "img:2")
+  -- a DaemonSet: one per node; the NotReady node's pod is not Ready
+  b:apply(daemonset())
+  ps = pods_of(b, "ds-")
+  t.eq(#ps, 2)
+  local on = {}
+  for _, p in ipairs(ps) do
+    on[p.spec.nodeName] = p.status.conditions[1].status
+  end
+  t.eq(on, { n1 = "True", n2 = "False" })
+  -- deleted workloads take their Pods along
+  b:delete("Deployment", "web", NS)
+  b:delete("DaemonSet", "ds", NS)
+  t.eq(#pods_of(b, "web-"), 0)
+  t.eq(#pods_of(b, "ds-"), 0)
+  t.eq(enabled.check(b, "pod/web"), false)
+end)
+
+t.case("a fixture's own Pods are kept, no others made", function()
+  local pod = { apiVersion = "v1", kind = "Pod", metadata = {
+      name = "web-abc-xyz12", namespace = NS, labels = { app = "web" } },
+    spec = { containers = { { name = "app", image = "img:1" } } },
+    status = { phase = "Running" } }
+  local b = mock_with { node("n1", true), deployment("web", { app = "web" }),
+                        pod }
+  local ps = pods_of(b, "web-")
+  t.eq(#ps, 1)
+  t.eq(ps[1].metadata.name, "web-abc-xyz12")
+end)
