@@ -10,7 +10,16 @@
 --- Placeholders (the enable scripts' `envsubst` convention):
 --- * `$NAME` and `${NAME}` (NAME = letter or `_`, then letters, digits,
 ---   `_`) are replaced by `tostring(vars.NAME)` (a string, number or
----   boolean), inserted as is: quote them in the YAML where needed.
+---   boolean). `expand` inserts the text as is. `load` fills them as YAML
+---   scalars, so that no value adds keys or items: a value made only of
+---   letters, digits, spaces and `._/@-+=~:%` (no `: `, no leading `-?:`,
+---   no trailing `:` or space) goes in as is, so `replicas: $N` is still a
+---   number; any other value is quoted where the placeholder is the whole
+---   plain scalar (`key: $X`, `- $X`), escaped inside a quoted scalar
+---   (`"$X"`, `'$X'`), kept as is inside a block scalar (`|`, `>`) when it
+---   has no line break, and is otherwise an error naming the variable, the
+---   file and the line. `manifest.raw(text)` inserts text as YAML, on
+---   purpose.
 --- * A placeholder whose name is not in `vars` is an error naming every
 ---   missing name and the file, so a typo never ships a literal `$NAME`.
 --- * `$$` is a literal `$` (for shell snippets in ConfigMaps: `$$HOME`).
@@ -23,10 +32,12 @@
 --- `items`; any other non-mapping document is an error naming the file.
 local M = {}
 
----Test seams: when set, used instead of the hook globals `yaml` and
----`addon`.
+---Test seams: when set, used instead of the hook globals `yaml`, `json`
+---and `addon`.
 ---@type table|nil
 M.yaml = nil
+---@type table|nil
+M.json = nil
 ---@type table|nil
 M.addon = nil
 
@@ -36,10 +47,26 @@ local function global(name)
   return nil
 end
 
+--- Marks a value that manifest.load inserts as YAML text (manifest.raw).
+local RAW = { __name = "manifest.raw" }
+
+---Text that `manifest.load` inserts as is, as YAML: the hook means it to
+---add structure (`manifest.load("x.yaml", { EXTRA = manifest.raw(lines) })`).
+---Use it only for text the hook wrote itself, never for a user's value.
+---@param text string
+---@return table raw
+function M.raw(text)
+  if type(text) ~= "string" then
+    error("manifest.raw: text must be a string, got " .. type(text), 2)
+  end
+  return setmetatable({ text = text }, RAW)
+end
+
 local function value_of(vars, name, file)
   local v = vars[name]
   local tv = type(v)
   if tv == "string" then return v end
+  if getmetatable(v) == RAW then return v.text, true end
   if tv == "number" or tv == "boolean" then return tostring(v) end
   if v == nil then return nil end
   error(string.format("manifest %s: variable %s is a %s, expected a string",
@@ -52,7 +79,7 @@ end
 ---@param vars? table<string, string|number|boolean>
 ---@param name? string
 ---@return string
-function M.expand(text, vars, name)
+function M.expand(text, vars, name, place)
   if type(text) ~= "string" then
     error("manifest.expand: text must be a string, got " .. type(text), 2)
   end
@@ -82,10 +109,12 @@ function M.expand(text, vars, name)
       if not var then out[#out + 1], pos = "$", d + 1 end
     end
     if var then
-      local v = value_of(vars, var, name)
+      local v, raw = value_of(vars, var, name)
       if v == nil then
         if not seen[var] then missing[#missing + 1], seen[var] = var, true end
         v = ""
+      elseif place and not raw then
+        v = place(v, var, d, stop)
       end
       out[#out + 1], pos = v, stop
     end
@@ -96,6 +125,99 @@ function M.expand(text, vars, name)
   end
   out[#out + 1] = text:sub(pos)
   return table.concat(out)
+end
+
+--- Placing values in YAML ------------------------------------------------
+
+-- A value that reads back as itself wherever a placeholder can stand:
+-- a plain scalar (alone or within one), a quoted one, a block scalar.
+local function safe(v)
+  return not v:find("[^%w%s%._/@%-%+=~:%%]")
+    and not v:find("[\r\n\t]") and not v:find(": ", 1, true)
+    and not v:find("^[%-%?:%s]") and not v:find("[:%s]$")
+end
+
+-- The line numbers that are the content of a block scalar (`key: |`).
+local function block_lines(text)
+  local inside, n, parent, indent = {}, 0, nil, nil
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    n = n + 1
+    local lead = #line:match("^ *")
+    if parent then
+      if line:match("^%s*$") then
+        inside[n] = true
+      elseif (indent or parent + 1) <= lead and lead > parent then
+        indent = indent or lead
+        inside[n] = true
+      else
+        parent, indent = nil, nil
+      end
+    end
+    if not inside[n] then
+      local code = line:gsub("%s+#.*$", "")
+      if code:match("[:%-]%s+[|>][%-%+%d]*%s*$")
+          or code:match("^%s*[|>][%-%+%d]*%s*$") then
+        parent, indent = lead, nil
+      end
+    end
+  end
+  return inside
+end
+
+-- The quote a scalar is open in at the end of `pre` (a line's text
+-- before the placeholder): nil, '"' or "'".
+local function open_quote(pre)
+  local q, i = nil, 1
+  while i <= #pre do
+    local c = pre:sub(i, i)
+    if q == '"' and c == "\\" then i = i + 1
+    elseif q == nil and c == "#" and (i == 1 or pre:sub(i - 1, i - 1):match("%s")) then
+      return nil
+    elseif q == nil and (c == '"' or c == "'") then q = c
+    elseif c == q then
+      if q == "'" and pre:sub(i + 1, i + 1) == "'" then i = i + 1 else q = nil end
+    end
+    i = i + 1
+  end
+  return q
+end
+
+-- A placer for M.expand: each value as a YAML scalar of its own (above).
+local function yaml_placer(text, name, json)
+  local blocks
+  return function(v, var, d, stop)
+    if v ~= "" and safe(v) then return v end
+    local ls = d
+    while ls > 1 and text:sub(ls - 1, ls - 1) ~= "\n" do ls = ls - 1 end
+    local le = text:find("\n", stop, true) or (#text + 1)
+    local pre, post = text:sub(ls, d - 1), text:sub(stop, le - 1)
+    local line = select(2, text:sub(1, d):gsub("\n", "")) + 1
+    local function refuse(why)
+      error(string.format("manifest %s:%d: the value of %s %s: it cannot be "
+        .. "placed there as one YAML value (quote the placeholder, or pass "
+        .. "manifest.raw(value) to insert YAML text on purpose)", name, line,
+        var, why), 0)
+    end
+    blocks = blocks or block_lines(text)
+    if blocks[line] then
+      if v:find("[\r\n]") then refuse("has a line break inside a block scalar") end
+      return v
+    end
+    local q = open_quote(pre)
+    if q == '"' then
+      return (json.encode(v):sub(2, -2))
+    elseif q == "'" then
+      if v:find("[\r\n]") then refuse("has a line break inside a quoted scalar") end
+      return (v:gsub("'", "''"))
+    end
+    local whole = (pre:match("^%s*$") or pre:match("^%s*%- +$")
+        or pre:match(":%s+$")) and (post:match("^%s*$") or post:match("^%s+#"))
+    if not whole then
+      if v == "" then return v end
+      refuse("would end the plain scalar it is part of")
+    end
+    return json.encode(v)
+  end
 end
 
 local function is_null(v, yaml)
@@ -130,11 +252,17 @@ function M.load(relpath, vars)
     error("manifest.load: relpath must be a string, got " .. type(relpath), 2)
   end
   local addon, yaml = M.addon or global("addon"), M.yaml or global("yaml")
-  local text = addon.read(relpath)
+  local json = M.json or global("json")
+  local rok, text = pcall(addon.read, relpath)
+  if not rok then   -- the primitive's message, without this file's position
+    error((tostring(type(text) == "table" and text.message or text)
+      :gsub("^[^:]*manifest%.lua:%d+: ", "")), 2)
+  end
   if type(text) ~= "string" then
     error("manifest.load: cannot read " .. relpath, 2)
   end
-  local ok, expanded = pcall(M.expand, text, vars, relpath)
+  local ok, expanded = pcall(M.expand, text, vars, relpath,
+                             yaml_placer(text, relpath, json))
   if not ok then error(expanded, 2) end
   local dok, docs = pcall(yaml.decode_all, expanded)
   if not dok then

@@ -176,3 +176,88 @@ t.case("image_tag: tag of a named container, registry ports and digests", functi
   t.eq(manifest.image_tag({ kind = "Service" }, "x"), nil)
   t.err(function() manifest.image_tag(nil, "x") end, "obj must be a table")
 end)
+
+--- load fills placeholders as YAML scalars (no value adds keys) ------------
+
+-- With the real codecs, when the harness has them.
+local real = { yaml = rawget(_ENV, "yaml") or (pcall(function() return yaml end) and yaml),
+               json = rawget(_ENV, "json") or (pcall(function() return json end) and json) }
+
+local function load_real(text, vars)
+  local saved_yaml, saved_json = manifest.yaml, manifest.json
+  manifest.yaml, manifest.json = real.yaml, real.json
+  files["inj.yaml"] = text
+  local ok, res = pcall(manifest.load, "inj.yaml", vars)
+  manifest.yaml, manifest.json = saved_yaml, saved_json
+  if not ok then error(res, 0) end
+  return res
+end
+
+if not (real.yaml and real.json) then
+  t.skip("load: placeholders are YAML scalars", "no yaml/json codec here")
+else
+  t.case("load: a value with a newline and a key adds no key", function()
+    local evil = "Delete\nallowVolumeExpansion: true"
+    local o = load_real("kind: StorageClass\nmetadata:\n  name: x\n"
+      .. "reclaimPolicy: $P\n", { P = evil })[1]
+    t.eq(o.reclaimPolicy, evil)
+    t.eq(o.allowVolumeExpansion, nil)
+    -- in a list, and with ${NAME}
+    o = load_real("kind: X\nmetadata:\n  name: x\nargs:\n  - ${A}\n  - --b\n",
+      { A = "--a\n  - --privileged" })[1]
+    t.eq(o.args, { "--a\n  - --privileged", "--b" })
+  end)
+
+  t.case("load: quotes, comments and indicators stay inside the value", function()
+    for _, v in ipairs { 'a "quoted" value', "it's", "x # not a comment",
+                         "- item", "key: value", "{a: 1}", "[1, 2]", "*alias",
+                         "!!binary", "trailing:", "a\\b", "tab\there", "" } do
+      local o = load_real("kind: X\nmetadata:\n  name: x\nv: $V\n", { V = v })[1]
+      t.eq(o.v, v, v)
+      o = load_real('kind: X\nmetadata:\n  name: x\nv: "$V"\n', { V = v })[1]
+      t.eq(o.v, v, "double-quoted " .. v)
+      o = load_real("kind: X\nmetadata:\n  name: x\nv: '$V'\n", { V = v })[1]
+      t.eq(o.v, v, "single-quoted " .. v)
+    end
+  end)
+
+  t.case("load: plain values keep their YAML type and their place in a scalar", function()
+    local o = load_real("kind: X\nmetadata:\n  name: x\ncount: $N\nflag: $B\n"
+      .. "image: cdkbot/p-$ARCH:1.0\nq: \"$Q\"\npath: $ROOT/default-storage\n",
+      { N = "3", B = "true", ARCH = "arm64", Q = "true", ROOT = "/var/snap/microk8s/common" })[1]
+    t.eq(o.count, 3)
+    t.eq(o.flag, true)
+    t.eq(o.image, "cdkbot/p-arm64:1.0")
+    t.eq(o.q, "true")
+    t.eq(o.path, "/var/snap/microk8s/common/default-storage")
+  end)
+
+  t.case("load: in a block scalar a value stays text; a line break there is refused", function()
+    local text = "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  Corefile: |\n"
+      .. "    .:53 {\n        forward . $NS\n    }\n"
+    local o = load_real(text, { NS = "8.8.8.8 # \"x\": 'y'" })[1]
+    t.eq(o.data.Corefile, ".:53 {\n    forward . 8.8.8.8 # \"x\": 'y'\n}\n")
+    t.err(function() load_real(text, { NS = "1.1.1.1\n}\nevil: {" }) end,
+      "manifest inj%.yaml:7: the value of NS has a line break inside a block scalar")
+  end)
+
+  t.case("load: a value that would end its plain scalar is refused, naming it", function()
+    t.err(function()
+      load_real("kind: X\nmetadata:\n  name: x\nimage: repo/p-$ARCH:1.0\n",
+        { ARCH = "x\nevil: 1" })
+    end, "manifest inj%.yaml:4: the value of ARCH would end the plain scalar "
+      .. "it is part of: .*manifest%.raw%(value%)")
+  end)
+
+  t.case("load: manifest.raw inserts YAML text on purpose", function()
+    local o = load_real("kind: X\nmetadata:\n  name: x\nspec:\n  $EXTRA\n",
+      { EXTRA = manifest.raw("a: 1\n  b: 2") })[1]
+    t.eq(o.spec, { a = 1, b = 2 })
+    t.err(function() manifest.raw(3) end, "manifest.raw: text must be a string")
+  end)
+end
+
+t.case("load: a file the addon lacks is named without the library's line", function()
+  local e = t.err(function() manifest.load("absent.yaml") end, "no file absent%.yaml")
+  t.ok(not e:find("manifest.lua:", 1, true), e)
+end)

@@ -130,26 +130,29 @@ t.case("plan changes nothing", function()
     end
   end
   -- the plan shows the Deployments recreated for their renamed containers
+  -- and the v1.8 ConfigMap pruned
   t.eq(changes, { "created ClusterRole cert-manager-cluster-view",
     "deleted Deployment cert-manager-cainjector",
     "created Deployment cert-manager-cainjector",
     "deleted Deployment cert-manager", "created Deployment cert-manager",
     "deleted Deployment cert-manager-webhook",
-    "created Deployment cert-manager-webhook" })
+    "created Deployment cert-manager-webhook",
+    "deleted ConfigMap cert-manager-webhook" })
 end)
 
-t.case("cert-manager takes no parameters: --foo is a usage error, nothing changes", function()
+t.case("cert-manager takes none of enable's Helm options but -r/-V: --foo is a usage error", function()
   local e = env()
   local before = e:snapshot()
   local r = e:upgrade { "--namespace=other" }
   t.eq(r.code, 2)
-  t.match(r.error, "unknown parameter %-%-namespace for cert%-manager %(it takes none%)")
+  t.match(r.error, "unknown parameter %-%-namespace for cert%-manager")
   t.eq(e:snapshot(), before)
 end)
 
 t.case("a fault at every change rolls back exactly", function()
-  -- 46 objects applied, 3 old Deployments deleted, the state commit
-  t.eq(t.each_fault(env), 50)
+  -- 46 objects applied, 3 old Deployments deleted, 1 pruned, the state
+  -- commit
+  t.eq(t.each_fault(env), 51)
 end)
 
 t.case("a stalled webhook rollout rolls everything back, user data included", function()
@@ -188,4 +191,125 @@ t.case("a plain env:fail{on = \"kube.delete\"} rolls back with exit 1", function
   t.eq(r.code, 1, r.error)
   t.eq(e:snapshot(), before)
   t.eq(#e:list("Lease", { namespace = "kube-system" }), 0)
+end)
+
+--- Helm ------------------------------------------------------------------
+
+local HELM_UPGRADE = "microk8s helm3 upgrade cert-manager cert-manager "
+  .. "--repo https://charts.jetstack.io --version v1.20.2 --namespace "
+  .. "cert-manager --set crds.enabled=true"
+
+local function helm_env(extra)
+  return env(setmetatable({ cluster = "fixtures/cluster-v1.17.1-helm.yaml" },
+    { __index = extra }))
+end
+
+local function plain(s) return (s:gsub("%p", "%%%0")) end
+
+t.case("a cert-manager Helm installed: exit 4 naming its release and the helm upgrade to run", function()
+  for _, run in ipairs { "upgrade", "plan" } do
+    local e = helm_env()
+    local before = e:snapshot()
+    local r = e[run](e, {})
+    t.eq(r.code, 4, run)
+    t.match(r.error, "^detect failed: cert%-manager was installed with Helm %(its Helm release "
+      .. "Secret cert%-manager/sh%.helm%.release%.v1%.cert%-manager%.v1 exists%)")
+    t.match(r.error, plain(HELM_UPGRADE))
+    -- no version was read from it: nothing says 1.17.1 is "newer"
+    t.ok(not r.error:find("1.17.1", 1, true), r.error)
+    t.eq(e:snapshot(), before)
+  end
+end)
+
+t.case("Helm's label without its release Secret, or with saved state: still refused", function()
+  local e = helm_env()
+  e:delete("Secret", "sh.helm.release.v1.cert-manager.v1", NS)
+  local r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, "its Deployment cert%-manager/cert%-manager is labelled "
+    .. "app%.kubernetes%.io/managed%-by=Helm %(release cert%-manager%)")
+  -- with state (uphook upgraded it before Helm took over): check refuses
+  local e2 = helm_env { state = { version = "1.8.0" } }
+  local r2 = e2:upgrade {}
+  t.eq(r2.code, 4)
+  t.match(r2.error, "installed with Helm")
+end)
+
+local ADOPT = { label = "Helm", name = "cert-manager", namespace = "cert-manager" }
+
+local function marks(o)
+  local md = o.metadata
+  return { label = (md.labels or {})["app.kubernetes.io/managed-by"],
+    name = (md.annotations or {})["meta.helm.sh/release-name"],
+    namespace = (md.annotations or {})["meta.helm.sh/release-namespace"] }
+end
+
+t.case("every object it applies is marked for Helm adoption, CRDs included; user data is not", function()
+  local e = env()
+  local user = user_data(e:snapshot())
+  t.eq(e:upgrade({}).code, 0)
+  local n, crds = 0, 0
+  for _, o in pairs(e:snapshot()) do
+    local md = o.metadata
+    if (md.labels or {})["addon.microk8s.io/name"] == "cert-manager"
+        and md.name ~= "uphook-cert-manager" then    -- uphook's state
+      if o.kind == "Namespace" then
+        t.eq(marks(o), {}, "the chart does not render the Namespace")
+      else
+        t.eq(marks(o), ADOPT, o.kind .. " " .. md.name)
+        n = n + 1
+        if o.kind == "CustomResourceDefinition" then crds = crds + 1 end
+      end
+    end
+  end
+  t.eq(n, 45, "46 documents less the Namespace")
+  t.eq(crds, 6)
+  -- the kube-system leader-election Roles are the chart's too
+  t.eq(marks(e:get("Role", "cert-manager:leaderelection", "kube-system")), ADOPT)
+  t.eq(user_data(e:snapshot()), user)
+  for _, o in pairs(user) do t.eq(marks(o), {}, o.kind .. " " .. o.metadata.name) end
+end)
+
+t.case("its own Helm marks are not a Helm install: a run after the state is lost still works", function()
+  local e = env()
+  t.eq(e:upgrade({}).code, 0)
+  e:delete("ConfigMap", "uphook-cert-manager", "kube-system")
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(r.from, "1.14.5")
+end)
+
+t.case("the plan says what to run next, and the v1.8 ConfigMap goes as no longer shipped", function()
+  local e = env()
+  local r = e:plan {}
+  t.eq(r.code, 0, r.error)
+  local warned, pruned = false, nil
+  for _, x in ipairs(r.plan) do
+    if x.type == "log" and x.level == "warn"
+        and x.text:find("next: microk8s enable cert-manager", 1, true) then
+      warned = true
+    end
+    if x.type == "kube" and x.kind == "ConfigMap" and x.action == "deleted" then
+      pruned = x
+    end
+  end
+  t.ok(warned, "no 'next:' warning in the plan")
+  t.eq(pruned and pruned.name, "cert-manager-webhook")
+  t.eq(pruned and pruned.reason, "no longer in cert-manager 1.14.5")
+  local after = env()
+  t.eq(after:upgrade({}).code, 0)
+  t.eq(after:get("ConfigMap", "cert-manager-webhook", NS), nil)
+end)
+
+t.case("enable's -r and -V (Helm chart repository, version): refused, saying what to run", function()
+  for _, args in ipairs { { "-V", "v1.20.2" }, { "-Vv1.20.2" },
+                          { "-r", "https://charts.jetstack.io" } } do
+    local e = env()
+    local before = e:snapshot()
+    local r = e:upgrade(args)
+    t.eq(r.code, 2, table.concat(args, " "))
+    t.match(r.error, "names a Helm chart, which microk8s enable cert%-manager installs")
+    t.match(r.error, "then microk8s enable cert%-manager %-[rV] ")
+    t.eq(e:snapshot(), before)
+  end
 end)

@@ -1,12 +1,12 @@
--- Tests of the hostpath-storage upgrade hook, from the real 1.0.0, 1.1.0
--- and 1.4.2 manifests (fixtures/, placeholders filled as enable fills
--- them) to 1.6.0.
+-- Tests of the hostpath-storage upgrade hook, from the real 1.0.0, 1.1.0,
+-- 1.3.0 (MicroK8s 1.24), 1.4.2 and 1.5.0 (MicroK8s 1.29) manifests
+-- (fixtures/, placeholders filled as enable fills them) to 1.6.0.
 local t = require "uphook.test"
 
 local CLASS = "microk8s-hostpath"
 local NS = "kube-system"
 local DEFAULT = "storageclass.kubernetes.io/is-default-class"
-local VERSIONS = { "1.0.0", "1.1.0", "1.4.2" }
+local VERSIONS = { "1.0.0", "1.1.0", "1.3.0", "1.4.2" }
 local ADDON = "."      -- this folder (t.env paths are relative to the test file)
 
 local function env(fixture, extra)
@@ -125,6 +125,31 @@ t.case("1.4.2: nothing immutable changes, so the class is only configured",
     t.eq(class(e).metadata.uid, uid)
   end)
 
+t.case("1.3.0 (MicroK8s 1.24): its class has no reclaimPolicy; nothing immutable changes",
+  function()
+    local e = env("1.3.0")
+    local uid = class(e).metadata.uid
+    t.eq(class(e).reclaimPolicy, "Delete")     -- the server's default
+    upgraded(e, e:upgrade {})
+    t.eq(#e:calls("kube.delete"), 0)
+    t.eq(class(e).metadata.uid, uid)
+  end)
+
+t.case("1.5.0 (MicroK8s 1.29) enabled with -r Retain -d false: kept, class not recreated",
+  function()
+    local e = env("1.5.0")
+    local uid = class(e).metadata.uid
+    local vols = volumes(e)
+    local sc = upgraded(e, e:upgrade {})
+    t.eq(sc.reclaimPolicy, "Retain")
+    t.eq(sc.metadata.annotations[DEFAULT], "false")
+    t.eq(sc.metadata.uid, uid)
+    t.eq(volumes(e), vols, "PVs and PVCs untouched")
+    t.eq(e:state().history[1].from, "1.5.0")
+    t.eq(e:state().params, { ["reclaim-policy"] = "Retain",
+                             ["default-class"] = "false" })
+  end)
+
 -- 2. Parameters preserved with no state ---------------------------------
 
 t.case("no state: Retain and a non-default class are read back from the live class",
@@ -197,6 +222,34 @@ t.case("--default-class true (space form) only patches the annotation", function
   t.eq(sc.metadata.uid, uid)
 end)
 
+t.case("enable's short options: -r Retain -d false, and -rRetain -dfalse", function()
+  for _, args in ipairs { { "-r", "Retain", "-d", "false" },
+                          { "-rRetain", "-dfalse" } } do
+    local e = env("1.4.2")
+    local sc = upgraded(e, e:upgrade(args))
+    t.eq(sc.reclaimPolicy, "Retain", table.concat(args, " "))
+    t.eq(sc.metadata.annotations[DEFAULT], "false")
+    t.eq(e:state().params, { ["reclaim-policy"] = "Retain",
+                             ["default-class"] = "false" })
+  end
+  local e = env("1.4.2")
+  local r = e:upgrade { "-r", "Recycle" }
+  t.eq(r.code, 2)
+  t.match(r.error, "must be one of Delete, Retain")
+end)
+
+t.case("at 1.6.0, -r Retain alone runs the hook again (planned, journaled)", function()
+  local e = env("1.4.2")
+  t.eq(e:upgrade({}).code, 0)
+  local again = e:upgrade {}
+  t.ok(again.noop, "no parameter: nothing to do")
+  local r = e:upgrade { "-r", "Retain" }
+  t.eq(r.code, 0, r.error)
+  t.ok(not r.noop, "the parameter was not applied")
+  t.eq(class(e).reclaimPolicy, "Retain")
+  t.eq(e:state().params["reclaim-policy"], "Retain")
+end)
+
 t.case("--reclaim-policy=Retain from 1.1.0: recreated with Retain", function()
   local e = env("1.1.0")
   local sc = upgraded(e, e:upgrade { "--reclaim-policy=Retain" })
@@ -222,7 +275,7 @@ end)
 
 -- 4. plan changes nothing -------------------------------------------------
 
-for _, v in ipairs { "1.0.0", "1.1.0", "1.4.2", "1.4.2-retain" } do
+for _, v in ipairs { "1.0.0", "1.1.0", "1.3.0", "1.4.2", "1.4.2-retain", "1.5.0" } do
   t.case("plan from " .. v .. " changes nothing", function()
     local e = env(v)
     local before = e:snapshot()
@@ -249,7 +302,7 @@ end)
 
 -- 5. A fault at every change rolls back to the fixture exactly -----------
 
-for _, v in ipairs { "1.0.0", "1.1.0", "1.4.2", "1.4.2-retain" } do
+for _, v in ipairs { "1.0.0", "1.1.0", "1.3.0", "1.4.2", "1.4.2-retain", "1.5.0" } do
   t.case("from " .. v .. ": a fault at every change rolls back exactly",
     function()
       local n = t.each_fault(function() return env(v) end)

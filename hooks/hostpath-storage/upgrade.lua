@@ -1,21 +1,30 @@
 -- hostpath-storage: upgrade the hostpath provisioner to 1.6.0.
 --
--- What changed between the versions this hook upgrades (the manifests
--- are in tests/data/corpus/addons/hostpath-storage):
---   1.1.0  the image cdkbot/hostpath-provisioner-$ARCH became the
---          multi-arch cdkbot/hostpath-provisioner; RBAC gained endpoints
---          (leader election).
---   1.2.0  the StorageClass gained reclaimPolicy ($RECLAIM_POLICY, enable's
---          --reclaim-policy) and volumeBindingMode: WaitForFirstConsumer.
---          Both are immutable: the class is deleted and recreated. PVs and
---          PVCs only name the class; they are never touched.
---   1.4.x  RBAC gained pods and nodes (the provisioner runs a helper pod
---          on the volume's node); env NAMESPACE and BUSYBOX_IMAGE.
---   1.6.0  RBAC gained PV patch and leases; the default-class annotation
---          became a parameter ($DEFAULT_CLASS, enable's --default-class).
+-- What changed, in upstream's history (canonical/microk8s-core-addons,
+-- addons/hostpath-storage; the manifests are in
+-- tests/data/corpus/addons/hostpath-storage and fixtures/):
+--   1.1.0  a47841e (MicroK8s 1.23): the image cdkbot/hostpath-provisioner-
+--          $ARCH of the pre-split microk8s repository (1.0.0) became the
+--          multi-arch cdkbot/hostpath-provisioner; RBAC gained endpoints.
+--   1.2.0  091e3c8: the StorageClass gained volumeBindingMode:
+--          WaitForFirstConsumer (immutable: the class is deleted and
+--          recreated; PVs and PVCs only name the class and are never
+--          touched); RBAC gained pods and nodes (the provisioner runs a
+--          helper pod on the volume's node); env NAMESPACE, then
+--          BUSYBOX_IMAGE (f5129d3).
+--   1.3.0  66c5475 (MicroK8s 1.24): the image only.
+--   1.4.x  7525bd6 made the class's reclaimPolicy a parameter
+--          ($RECLAIM_POLICY, enable's -r/--reclaim-policy; immutable too),
+--          then 1.4.0 311811f .. 1.4.2 eaff33a (MicroK8s 1.25 .. 1.28):
+--          the image only.
+--   1.5.0  0bcda42 made the default-class annotation a parameter
+--          ($DEFAULT_CLASS, enable's -d/--default-class), then 4044a14
+--          (MicroK8s 1.29 .. 1.33): RBAC gained leases.
+--   1.6.0  445fbbd (MicroK8s 1.34): RBAC gained persistentvolumes/patch.
 --
 -- Parameters, in order of precedence (see docs/hooks-hostpath-dns.md):
---   1. given on the command line (--reclaim-policy, --default-class);
+--   1. given on the command line (-r/--reclaim-policy, -d/--default-class,
+--      as enable's getopt takes them: `-r Retain`, `-rRetain`);
 --   2. read back from the live StorageClass: its reclaimPolicy and its
 --      default-class annotation are exactly the two parameters, so a user
 --      who enabled the addon before uphook existed, or who changed the
@@ -229,14 +238,17 @@ m:step(">=1.0.0 <1.1.0", "1.1.0", function()
 end)
 
 m:step(">=1.1.0 <1.2.0", "1.2.0", function(ctx)
-  -- reclaimPolicy and volumeBindingMode are immutable: recreate the class
-  -- now, before the provisioner that expects WaitForFirstConsumer runs.
+  -- volumeBindingMode (and, with -r, reclaimPolicy) is immutable:
+  -- recreate the class now, before the provisioner that expects
+  -- WaitForFirstConsumer runs.
   ensure_class(ctx, ctx.objects)
 end)
 
 m:step(">=1.2.0 <1.6.0", "1.6.0", function()
-  -- RBAC gained pods, nodes (1.4), PV patch and leases (1.6); the
-  -- default-class annotation became a parameter: all applied below.
+  -- RBAC gained pods and nodes (1.2.0), leases (1.5.0) and PV patch
+  -- (1.6.0); reclaimPolicy and the default-class annotation became
+  -- parameters (1.4.x, 1.5.0): all applied below, the class recreated
+  -- only when one of its immutable fields changes.
   log.info("RBAC: pods, nodes, leases, persistentvolumes/patch")
 end)
 
@@ -262,8 +274,12 @@ return {
   -- of each node (a hostPath volume)
   permissions = { "kube:kube-system", "kube:cluster", "kube:privileged" },
   params = {
-    ["reclaim-policy"] = { default = "Delete", choices = { "Delete", "Retain" } },
-    ["default-class"] = { default = "true", choices = { "true", "false" } },
+    ["reclaim-policy"] = { default = "Delete", choices = { "Delete", "Retain" },
+      short = "r", description = "the StorageClass's reclaim policy (a "
+        .. "change recreates the class; volumes keep theirs)" },
+    ["default-class"] = { default = "true", choices = { "true", "false" },
+      short = "d", description = "whether microk8s-hostpath is the "
+        .. "cluster's default StorageClass" },
   },
 
   -- The version, and the parameters read back from the live class (the

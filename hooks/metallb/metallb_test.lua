@@ -232,3 +232,73 @@ t.case("an installed state is used instead of detect", function()
   t.eq(#e:state().history, 1)
   t.eq(addresses(e), ENABLED_RANGES)
 end)
+
+--- v0.9.3 (MicroK8s 1.24) --------------------------------------------------
+
+local V09 = "cluster-v0.9.3.yaml"
+
+t.case("0.9.3 (MicroK8s 1.24) -> 0.15.3 with no state: its ConfigMap becomes the pool", function()
+  local e = env(V09)
+  local secret = e:get("Secret", "memberlist", NS).data.secretkey
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(r.from, "0.9.3")
+  t.eq(e:state().history[1].from, "0.9.3")
+  t.eq(image(e, "Deployment", "controller"), "quay.io/metallb/controller:v0.15.3")
+  t.eq(image(e, "DaemonSet", "speaker"), "quay.io/metallb/speaker:v0.15.3")
+  -- the ranges enable wrote into the ConfigMap, now an IPAddressPool
+  t.eq(addresses(e), ENABLED_RANGES)
+  t.ok(e:get(L2_KIND, "default-advertise-all-pools", NS))
+  t.ok(logged(r, "ignores ConfigMap metallb%-system/config"))
+  -- v0.9's memberlist key is kept; its config-watcher RBAC is pruned
+  t.eq(e:get("Secret", "memberlist", NS).data.secretkey, secret)
+  t.eq(e:get("Role", "config-watcher", NS), nil)
+  t.eq(e:get("RoleBinding", "config-watcher", NS), nil)
+  t.ok(e:get("Role", "pod-lister", NS), "pod-lister is v0.15.3's too")
+  -- beta.kubernetes.io/os (v0.9) gave way to kubernetes.io/os
+  local sel = e:get("DaemonSet", "speaker", NS).spec.template.spec.nodeSelector
+  t.eq(sel, { ["kubernetes.io/os"] = "linux" })
+end)
+
+t.case("0.9.3: the plan shows the pruned RBAC as no longer shipped, and changes nothing", function()
+  local e = env(V09)
+  local before = e:snapshot()
+  local r = e:plan {}
+  t.eq(r.code, 0, r.error)
+  t.eq(e:snapshot(), before)
+  local pruned = {}
+  for _, x in ipairs(r.plan) do
+    if x.type == "kube" and x.action == "deleted" then
+      pruned[#pruned + 1] = x.kind .. " " .. x.name .. ": " .. tostring(x.reason)
+    end
+  end
+  t.eq(pruned, { "Role config-watcher: no longer in metallb 0.15.3",
+                 "RoleBinding config-watcher: no longer in metallb 0.15.3" })
+  -- the pool its CRD brings, said in words
+  t.ok(logged(r, "plan: would create IPAddressPool metallb%-system/default%-addresspool "
+    .. "with 10%.64%.140%.43%-10%.64%.140%.49, 192%.168%.0%.105/32"), t.repr(r.log))
+end)
+
+t.case("0.9.3: ranges given as enable takes them replace the ConfigMap's", function()
+  local e = env(V09)
+  local r = e:upgrade { "10.1.0.10-10.1.0.20,10.1.1.0/28" }
+  t.eq(r.code, 0, r.error)
+  t.eq(addresses(e), { "10.1.0.10-10.1.0.20", "10.1.1.0/28" })
+end)
+
+t.case("0.9.3: a fault at every change rolls back exactly", function()
+  t.each_fault(function() return env(V09) end)
+end)
+
+t.case("a version below 0.9 (no MicroK8s shipped one) is refused before any change", function()
+  local e = env(V09)
+  e:patch("Deployment", "controller", NS, { spec = { template = { spec = {
+    containers = { { name = "controller",
+      image = "quay.io/metallb/controller:v0.8.3" } } } } } })
+  local before = e:snapshot()
+  local r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, "metallb 0%.8%.3 cannot be upgraded by this hook: it upgrades "
+    .. "versions >=0%.9%.0 <0%.15%.3")
+  t.eq(e:snapshot(), before)
+end)

@@ -1,4 +1,4 @@
---- MetalLB v0.13.x / v0.14.x -> v0.15.3.
+--- MetalLB v0.9.x (MicroK8s 1.24) / v0.13.x / v0.14.x -> v0.15.3.
 ---
 --- Parameter: the address ranges, positional as for enable
 --- (`uphook upgrade metallb 10.64.140.43-10.64.140.49,fd00::/120`, or
@@ -15,6 +15,11 @@
 ---    gets an IPAddressPool per layer2 pool (`default` becomes
 ---    `default-addresspool`) and the L2Advertisement, same ranges; the
 ---    ConfigMap itself is left in place.
+--- 4. What v0.15.3 no longer ships goes (kube.prune, label app=metallb):
+---    v0.9's Role and RoleBinding config-watcher, and its two
+---    PodSecurityPolicies where the cluster still serves policy/v1beta1
+---    (Kubernetes 1.25 removed it, and the objects with it). v0.9's
+---    Secret memberlist is kept: v0.15's speaker reads the same key.
 --- verify: the speaker's rollout, and the pool has addresses.
 local manifest = require "manifest"
 -- ranges.lua (this folder), required when first used: `uphook lint`
@@ -29,6 +34,13 @@ local NS = "metallb-system"
 local POOL = "default-addresspool"
 local L2ADV = "default-advertise-all-pools"
 local POOL_KIND = "metallb.io/v1beta1/IPAddressPool"
+--- What prune looks at: every kind of the manifests that v0.9 had too,
+--- but no Secret or ConfigMap (the memberlist key and the user's pools).
+local PRUNE_NS = { "ServiceAccount", "rbac.authorization.k8s.io/v1/Role",
+  "rbac.authorization.k8s.io/v1/RoleBinding", "Deployment", "DaemonSet" }
+local PRUNE_CLUSTER = { "rbac.authorization.k8s.io/v1/ClusterRole",
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding",
+  "policy/v1beta1/PodSecurityPolicy" }
 local L2_KIND = "metallb.io/v1beta1/L2Advertisement"
 
 --- The CR, or nil when absent or when its CRD is not installed.
@@ -131,8 +143,9 @@ end
 
 return {
   version = "0.15.3",
-  from = ">=0.13.0 <0.15.3",
-  description = "MetalLB v0.15.3 (keeps default-addresspool, converts the pre-0.13 ConfigMap)",
+  from = ">=0.9.0 <0.15.3",
+  description = "MetalLB v0.15.3 (keeps default-addresspool, converts the "
+    .. "pre-0.13 ConfigMap, v0.9's included; prunes what v0.15.3 dropped)",
   -- kube:privileged: the speaker runs with hostNetwork and NET_RAW, and
   -- two of its roles grant every verb on metallb.io statuses
   permissions = { "kube:metallb-system", "kube:cluster", "kube:privileged" },
@@ -176,15 +189,32 @@ return {
 
     log.step("address pools")
     local pools, with_l2, source = address_plan(ctx)
-    for _, p in ipairs(pools) do
-      local r = kube.apply(pool_obj(p))[1]
-      log.info("IPAddressPool %s %s (%s)", p.name, r.action, source)
+    if ctx.plan and not pcall(kube.list, POOL_KIND, { namespace = NS }) then
+      -- from v0.9 the CRDs come with this upgrade: a dry run of a custom
+      -- object whose CRD is not there yet is refused, so say it instead
+      for _, p in ipairs(pools) do
+        log.info("plan: would create IPAddressPool %s/%s with %s (from %s)",
+          NS, p.name, table.concat(p.spec.addresses or {}, ", "), source)
+      end
+      if with_l2 then
+        log.info("plan: would create L2Advertisement %s/%s", NS, L2ADV)
+      end
+    else
+      for _, p in ipairs(pools) do
+        local r = kube.apply(pool_obj(p))[1]
+        log.info("IPAddressPool %s %s (%s)", p.name, r.action, source)
+      end
+      if with_l2 then kube.apply(l2_obj()) end
     end
-    if with_l2 then kube.apply(l2_obj()) end
     if source and source:find("ConfigMap", 1, true) then
       log.warn("MetalLB %s ignores ConfigMap %s/config: its pools are now "
         .. "IPAddressPools; delete it when you no longer need it", ctx.to, NS)
     end
+
+    log.step("what MetalLB %s no longer ships", ctx.to)
+    local sel = { app = "metallb" }
+    kube.prune { kinds = PRUNE_NS, namespace = NS, labels = sel }
+    kube.prune { kinds = PRUNE_CLUSTER, labels = sel }
   end,
 
   verify = function(ctx)

@@ -669,7 +669,9 @@ function Cluster:_seed(o)
           "metadata.name", 3)
   end
   local info = self:_resolve(o.apiVersion .. "/" .. o.kind)
-  local obj = self:_copy(o)
+  -- stored as the API server stores what it decodes: a null field (an
+  -- empty `data:` in a manifest) is no field
+  local obj = copy(self:_copy(o), self.null, true)
   local md = obj.metadata
   md.namespace = norm_ns(info, md.namespace)
   if md.uid == nil then md.uid = self:_next_uid() end
