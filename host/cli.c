@@ -31,9 +31,11 @@ enum {
   CMD_UPGRADE = 1u << 0, CMD_PLAN = 1u << 1, CMD_LIST = 1u << 2,
   CMD_RECOVER = 1u << 3, CMD_TEST = 1u << 4, CMD_LINT = 1u << 5,
   CMD_VERSION = 1u << 6, CMD_HELP = 1u << 7, CMD_DOCTOR = 1u << 8,
+  CMD_FIXTURE = 1u << 9,
 };
 #define CMD_HOOKS (CMD_UPGRADE | CMD_PLAN)
-#define CMD_CLUSTER (CMD_HOOKS | CMD_LIST | CMD_RECOVER | CMD_DOCTOR)
+#define CMD_CLUSTER (CMD_HOOKS | CMD_LIST | CMD_RECOVER | CMD_DOCTOR \
+                     | CMD_FIXTURE)
 #define CMD_ALL 0xffffu
 
 static const struct command {
@@ -67,6 +69,14 @@ static const struct command {
     "finish the rollback of an interrupted upgrade",
     "Finish the rollback of an interrupted upgrade from its journal, then\n"
     "say which version the addon is left at and what to run next.\n" },
+  { "fixture", CMD_FIXTURE, 1, 1, "<addon>",
+    "print a test fixture of the addon's objects",
+    "Print, as YAML for t.env{cluster = ...} and --offline, the cluster as\n"
+    "the addon sees it: the objects its YAML files name and the ones\n"
+    "labelled as its own (with the custom objects of its CRDs and the\n"
+    "volumes of its claims), every Node and uphook's state ConfigMap; the\n"
+    "server's own metadata dropped, managedFields kept, every value of a\n"
+    "Secret replaced. 'uphook fixture dns > fixtures/cluster-x.yaml'.\n" },
   { "test", CMD_TEST, 0, -1, "[path...]", "run *_test.lua hook tests offline",
     "Run the *_test.lua hook tests under the paths offline (default: .,\n"
     "the addon repository). Ends with 'N passed, N failed'; a path that\n"

@@ -158,14 +158,15 @@ static int lookup(lua_State *L, struct uh_cli *c, struct uh_repos *r)
   struct uh_addon a;
   char err[1024], path[4096], msg[1400];
   int kind, rc;
-  if (strcmp(c->command, "recover") && (rc = addon_forms(c, r)) >= 0)
+  int plain = !strcmp(c->command, "recover") || !strcmp(c->command, "fixture");
+  if (!plain && (rc = addon_forms(c, r)) >= 0)
     return rc;
   if (uh_repos_find(r, c->rest[0], &a, err, sizeof err) < 0)
     return uh_cli_fail(c, 2, c->rest[0], err);
   push_addon(L, &a);
   lua_setfield(L, -2, "addon");
   kind = uh_addon_hook(&a, path, sizeof path);
-  if (kind == UH_HOOK_LUA || strcmp(c->command, "recover") == 0)
+  if (kind == UH_HOOK_LUA || plain)       /* with or without a hook */
     return -1;
   if (kind == UH_HOOK_NONE) {
     snprintf(msg, sizeof msg, "Upgrade is not supported by %s", a.name);
@@ -237,7 +238,7 @@ static int needs_repos(const char *cmd)
 {
   return !strcmp(cmd, "upgrade") || !strcmp(cmd, "plan")
          || !strcmp(cmd, "recover") || !strcmp(cmd, "list")
-         || !strcmp(cmd, "doctor");
+         || !strcmp(cmd, "doctor") || !strcmp(cmd, "fixture");
 }
 
 int uh_cli_run(struct uh_cli *c, const char *version)

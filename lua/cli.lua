@@ -317,6 +317,7 @@ local COMMANDS = {
   lint = function(o, c, r) return require("uphook.lint").main(o, c, r) end,
   list = function(o, c, r) return require("uphook.list").main(o, c, r) end,
   doctor = function(o, c, r) return require("uphook.doctor").main(o, c, r) end,
+  fixture = function(o, c, r) return require("uphook.fixture").main(o, c, r) end,
 }
 
 ---@param o table options from host/cli.c

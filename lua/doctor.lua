@@ -112,8 +112,10 @@ local function collect(objs, file, out, provided)
       if o.kind == "List" and type(o.items) == "table" then
         collect(o.items, file, out, provided)
       elseif is_api_object(o.apiVersion, o.kind) then
+        local md = type(o.metadata) == "table" and o.metadata or {}
         out[#out + 1] = { file = file, apiVersion = o.apiVersion,
-                          kind = o.kind, template = o.template }
+                          kind = o.kind, template = o.template,
+                          name = md.name, namespace = md.namespace }
         if o.kind == "CustomResourceDefinition" and type(o.spec) == "table" then
           crd_keys(o.spec, provided)
         end
@@ -124,7 +126,7 @@ end
 
 ---The apiVersion/kind of every object in an addon folder's YAML files,
 ---and the kinds its own CRDs define.
----@return table[] uses {file, apiVersion, kind, template}
+---@return table[] uses {file, apiVersion, kind, template, name, namespace}
 ---@return table<string, boolean> provided "group/version/Kind" keys
 ---@return string[] unread files that could not be read
 function M.scan(c, dir)

@@ -5,7 +5,7 @@
 . tests/cli/lib.sh
 
 BUILD=${BUILD:-build}
-commands="upgrade plan list doctor recover test lint help version"
+commands="upgrade plan list doctor recover fixture test lint help version"
 export COMPLETION
 MAN=$TMP/man.txt
 # the roff source with its escapes undone: \- is -

@@ -1,0 +1,236 @@
+#!/bin/sh
+# uphook fixture <addon> against the live (fake) API server (issue 16,
+# "Fixture tooling"): the fixture holds the addon's objects (named by its
+# YAML files, or labelled as its own; its CRDs' custom objects; its
+# claims' volumes), every Node and the state ConfigMap, and nothing else;
+# no uid, resourceVersion or creationTimestamp, managedFields kept; no
+# Secret value. Then it loads as it is: `--offline` plans from it, and a
+# hook test upgrades from it with t.env{cluster = ...}.
+# Run from the repository root: sh tests/cli/fixture_test.sh [build]
+. tests/cli/lib.sh
+ROOT=$(pwd)
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; [ -n "${KEEP:-}" ] || rm -rf "$TMP"' EXIT
+trap 'exit 1' INT TERM HUP
+
+SRV=$TMP/srv
+mkdir -p "$SRV"
+python3 tests/fakes/apiserver.py --dir "$SRV" --quiet --rollout-delay 0.1 \
+  >"$SRV/stdout" 2>"$SRV/stderr" &
+PIDS="$PIDS $!"
+i=0
+while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do
+  sleep 0.1; i=$((i + 1))
+done
+PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
+if [ -z "$PORT" ]; then
+  cp "$SRV/stderr" "$OUT"; not_ok "the fake API server starts"; finish; exit
+fi
+KC=$SRV/kubeconfig
+seed() {
+  curl -sS -X POST --data-binary "@$1" "http://127.0.0.1:$PORT/_fake/seed" >/dev/null
+}
+
+# An addon repository: the real registry hook, and a demo addon whose
+# files name a Secret, a CRD (and so its custom objects) and an object
+# whose name is a placeholder.
+REPO=$TMP/repo
+mkdir -p "$REPO/addons/demo"
+cp -r hooks/registry "$REPO/addons/registry"
+cat >"$REPO/addons.yaml" <<'EOF'
+microk8s-addons:
+  addons:
+    - name: registry
+      description: Private image registry exposed on localhost:32000
+      version: "2.8.3"
+    - name: demo
+      description: a demo addon
+      version: "1.0.0"
+EOF
+cat >"$REPO/addons/demo/demo.yaml" <<'EOF'
+apiVersion: v1
+kind: Secret
+metadata: {name: demo-auth, namespace: demo}
+stringData: {password: "$PASSWORD"}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.demo.example.com}
+spec:
+  group: demo.example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: "$NAME-settings", namespace: demo}
+data: {a: "1"}
+EOF
+
+seed hooks/registry/fixtures/cluster-2.7.1.yaml
+cat >"$TMP/more.yaml" <<'EOF'
+apiVersion: v1
+kind: Namespace
+metadata: {name: demo}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: demo-auth
+  namespace: demo
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"demo-auth","namespace":"demo"},"data":{"password":"c3VwZXItc2VjcmV0LXB3"}}'
+data: {password: c3VwZXItc2VjcmV0LXB3}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.demo.example.com}
+spec:
+  group: demo.example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: extra
+  namespace: demo
+  labels: {addon.microk8s.io/name: demo}
+data: {b: "2"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: someone-elses, namespace: demo}
+data: {c: "3"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: unrelated, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: unrelated}}
+  template:
+    metadata: {labels: {app: unrelated}}
+    spec: {containers: [{name: u, image: "u:1"}]}
+EOF
+seed "$TMP/more.yaml"
+cat >"$TMP/widget.yaml" <<'EOF'
+apiVersion: demo.example.com/v1
+kind: Widget
+metadata: {name: users-widget, namespace: demo}
+spec: {size: 3}
+EOF
+seed "$TMP/widget.yaml"
+
+fixture() {
+  HOME=$TMP/home timeout 60 "$UPHOOK" --kubeconfig "$KC" --addons "$REPO" \
+    fixture "$@"
+}
+
+# --------------------------------------------------------------- registry
+run fixture registry
+cp "$OUT" "$TMP/registry.yaml"
+expect "uphook fixture registry: exit 0, a header saying what was dropped" 0 \
+  '^# uphook fixture registry: [0-9]+ objects read from https://127\.0\.0\.1:' \
+  'managedFields kept'
+
+# check NAME PYTHON-EXPR: over the fixture's objects (`objs`, `find`)
+check() {
+  if python3 - "$TMP/$FX" "$2" >"$OUT" 2>&1 <<'PY'
+import sys, yaml
+objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
+def find(kind, name, ns=None):
+    for o in objs:
+        m = o["metadata"]
+        if o["kind"] == kind and m["name"] == name and m.get("namespace") == ns:
+            return o
+names = sorted("%s %s/%s" % (o["kind"], o["metadata"].get("namespace") or "", o["metadata"]["name"]) for o in objs)
+ok = eval(sys.argv[2])
+if not ok:
+    print("\n".join(names))
+    sys.exit(1)
+PY
+  then ok "$1"; else not_ok "$1"; fi
+}
+FX=registry.yaml
+check "registry: the objects its registry.yaml names, the claim's volume, the Node" \
+  'all(find(*k) for k in [("Namespace", "container-registry"),
+     ("PersistentVolumeClaim", "registry-claim", "container-registry"),
+     ("Deployment", "registry", "container-registry"),
+     ("Service", "registry", "container-registry"),
+     ("ConfigMap", "local-registry-hosting", "kube-public"),
+     ("PersistentVolume", "pvc-5e0c7a12-9b3d-4c8e-a1f2-3d4e5f6a7b81"),
+     ("Node", "mk8s-node-1")])'
+check "registry: nothing of another addon or of a user (Deployment unrelated, StorageClass)" \
+  'not find("Deployment", "unrelated", "default") and not find("Secret", "demo-auth", "demo") and not any(o["kind"] == "StorageClass" for o in objs)'
+check "no uid, resourceVersion, generation or creationTimestamp; managedFields kept" \
+  'not any(k in o["metadata"] for o in objs for k in ("uid", "resourceVersion", "generation", "creationTimestamp")) and all(o["metadata"].get("managedFields") for o in objs if o["kind"] == "Deployment")'
+check "the claim keeps its binding and status (Bound)" \
+  'find("PersistentVolumeClaim", "registry-claim", "container-registry")["status"]["phase"] == "Bound" and find("PersistentVolumeClaim", "registry-claim", "container-registry")["spec"]["volumeName"].startswith("pvc-")'
+
+# It loads as it is: --offline plans from it ...
+PLAN=$TMP/plan
+mkdir -p "$TMP/state"
+run env HOME=$TMP/home "$UPHOOK" --addons "$REPO" --offline "$TMP/registry.yaml" \
+  --state-dir "$TMP/state" plan registry
+expect "--offline FIXTURE plans the registry upgrade from it" 0 \
+  'registry 2\.7\.1 -> 2\.8\.3' 'registry:2\.8\.3'
+# ... and a hook test upgrades from it with t.env{cluster = ...}
+mkdir -p "$TMP/t"
+cat >"$TMP/t/from_fixture_test.lua" <<EOF
+local t = require "uphook.test"
+t.case("upgrade from the captured fixture", function()
+  local e = t.env { addon = "$REPO/addons/registry", cluster = "$TMP/registry.yaml" }
+  local uid = e:get("PersistentVolumeClaim", "registry-claim", "container-registry").metadata.uid
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(e:state().history[1].from, "2.7.1")
+  t.eq(e:get("Deployment", "registry", "container-registry").spec.template.spec.containers[1].image, "registry:2.8.3")
+  t.eq(e:get("PersistentVolumeClaim", "registry-claim", "container-registry").metadata.uid, uid)
+end)
+EOF
+run "$UPHOOK" test "$TMP/t"
+expect "t.env loads it as it is: the upgrade from it passes" 0 '^1 passed, 0 failed'
+
+# ------------------------------------------------------------------- demo
+run fixture demo
+cp "$OUT" "$TMP/demo.yaml"
+expect "uphook fixture demo (an addon without a hook): exit 0" 0 '^# uphook fixture demo:'
+FX=demo.yaml
+check "demo: its Secret, its CRD and the CRD's custom objects, its labelled ConfigMap" \
+  'find("Secret", "demo-auth", "demo") and find("CustomResourceDefinition", "widgets.demo.example.com") and find("Widget", "users-widget", "demo") and find("ConfigMap", "extra", "demo")'
+check "demo: not a ConfigMap it neither names nor labels; a placeholder name is not looked up" \
+  'not find("ConfigMap", "someone-elses", "demo") and not any("$" in o["metadata"]["name"] for o in objs)'
+check "every value of a Secret replaced, its keys kept (also in last-applied)" \
+  'find("Secret", "demo-auth", "demo")["data"] == {"password": "cmVkYWN0ZWQ="} and "c3VwZXItc2VjcmV0LXB3" not in find("Secret", "demo-auth", "demo")["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]'
+if grep -q 'c3VwZXItc2VjcmV0LXB3' "$TMP/demo.yaml"; then
+  cp "$TMP/demo.yaml" "$OUT"; not_ok "the Secret's value appears nowhere in the fixture"
+else ok "the Secret's value appears nowhere in the fixture"; fi
+
+# ------------------------------------------------------------- the state
+cat >"$TMP/state.yaml" <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: uphook-registry, namespace: kube-system}
+data: {state: '{"version":"2.7.1"}'}
+EOF
+seed "$TMP/state.yaml"
+run fixture registry
+cp "$OUT" "$TMP/registry2.yaml"
+FX=registry2.yaml
+check "uphook's state ConfigMap is in it" \
+  'find("ConfigMap", "uphook-registry", "kube-system") is not None'
+
+run fixture nosuch
+expect "an addon that is not in any repository: exit 2, named" 2 'nosuch'
+finish
