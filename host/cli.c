@@ -201,17 +201,6 @@ static void print_usage(FILE *f)
         "'uphook upgrade <addon> --help' for an addon's parameters.\n", f);
 }
 
-const char *uh_usage_text(void)
-{
-  static char text[4096];
-  FILE *f = fmemopen(text, sizeof text - 1, "w");
-  if (f) {
-    print_usage(f);
-    fclose(f);
-  }
-  return text;
-}
-
 static void print_command_help(const struct command *cmd)
 {
   size_t i;

@@ -43,8 +43,6 @@ int uh_cli_given(const struct uh_cli *cli, const char *name);
 int uh_cli_fail(const struct uh_cli *cli, int code, const char *addon,
                 const char *msg);
 
-const char *uh_usage_text(void);
-
 struct lua_State;
 int luaopen_uphook_cli(struct lua_State *L);
 

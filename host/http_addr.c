@@ -4,7 +4,7 @@
  * A declared host may resolve to this node's own services: loopback,
  * link-local addresses (169.254.0.0/16, fe80::/10, where clouds put
  * their metadata service) and the metadata addresses outside those.
- * libcurl calls uh_net_opensocket for every socket of a hook transfer,
+ * libcurl calls net_opensocket for every socket of a hook transfer,
  * with the very address it then connects to, so the check is on what is
  * connected (there is no second lookup to race).  Such an address is
  * refused unless the URL's host is that address, written literally (the
@@ -126,8 +126,8 @@ static int is_proxy(const struct sockaddr *sa)
   return 0;
 }
 
-curl_socket_t uh_net_opensocket(void *clientp, curlsocktype purpose,
-                                struct curl_sockaddr *a)
+static curl_socket_t net_opensocket(void *clientp, curlsocktype purpose,
+                                    struct curl_sockaddr *a)
 {
   uh_netcheck *nc = clientp;
   const char *why = uh_net_refused_class(&a->addr);
@@ -186,7 +186,7 @@ void uh_net_check(CURL *c, uh_netcheck *nc, const char *url)
     snprintf(nc->host, sizeof nc->host, "%s", host);
   curl_free(host);
   curl_url_cleanup(u);
-  curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, uh_net_opensocket);
+  curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, net_opensocket);
   curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, nc);
 }
 

@@ -72,14 +72,6 @@ function M.has(s, path)
   return s.m[path[n]] == true
 end
 
----The set below one path element (empty when there is none).
----@param s FieldSet
----@param pe string
----@return FieldSet
-function M.below(s, pe)
-  return s.c[pe] or new()
-end
-
 ---a ∪ b (new set; the arguments are not changed).
 ---@param a FieldSet
 ---@param b FieldSet
@@ -205,7 +197,6 @@ local function to_fields(s)
   end
   return out
 end
-M.to_fields = to_fields
 
 -- Sets of FieldsV1 tables already decoded (or made by to_fields).
 local decoded = setmetatable({}, { __mode = "k" })

@@ -67,7 +67,6 @@ local function compact(v, null, budget)
     .. (whole and "" or ", ...") .. (list and "]" or "}")
   return s, whole and #s <= budget
 end
-M.compact = compact
 
 --- Leaves of a subtree as {path, scalar} pairs, at most `max`; also the
 --- total count.

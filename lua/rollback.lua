@@ -223,7 +223,6 @@ local function holds(cur, want, null, path)
   end
   return true
 end
-M.holds = holds
 
 --- Is the object still the one uphook made? Its uid (when the journal
 --- knows it) and the fields uphook applied, with their values. A record

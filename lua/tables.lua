@@ -64,7 +64,6 @@ local function key_text(k)
   end
   return "[" .. string.format("%q", tostring(k)) .. "]"
 end
-M.key_text = key_text
 
 local function sorted_keys(a, b)
   local keys, seen = {}, {}

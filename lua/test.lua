@@ -1101,8 +1101,4 @@ function M.main(o, c)
   return nf == 0 and 0 or 1
 end
 
----For tests that use t.env outside `uphook test` (dev runner).
----@param c table the C families
-function M.set_modules(c) C = c end
-
 return M

@@ -28,7 +28,6 @@ for _, p in ipairs {
   { "f:metadata", "f:generation" }, { "f:metadata", "f:managedFields" },
   { "f:metadata", "f:resourceVersion" },
 } do fieldset.insert(STRIP, p) end
-M.STRIP = STRIP
 
 M.BEFORE_FIRST_APPLY = "before-first-apply"
 

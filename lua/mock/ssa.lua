@@ -45,7 +45,6 @@ local FPE = setmetatable({}, { __index = function(t, k)
   t[k] = pe
   return pe
 end })
-M.field_pe = FPE
 
 ---@class SsaContext
 ---@field types table<string, table>  named atoms (uphook.mock.schema.types)
@@ -98,7 +97,6 @@ local function shape(ctx, v)
   if amt and getmetatable(v) == amt then return "list" end
   return "map"
 end
-M.shape = shape
 
 -- The atom's view of a value, as deduceAtom: a map value is read as the
 -- atom's map, a list as its list, anything else as its scalar.
@@ -231,7 +229,6 @@ local function ensure_named(ctx, ref, s)
   end
   return out
 end
-M.ensure_named = ensure_named
 
 --- Merge -----------------------------------------------------------------
 

@@ -7,6 +7,7 @@
 --- ...}`, `[]string{"10.0.0.1"}`), like the fake API server in
 --- tests/fakes, so the mock and the live path say the same thing.
 local tables = require "uphook.tables"
+local names = require "uphook.names"
 
 local M = {}
 local equal = tables.equal
@@ -195,11 +196,6 @@ local LABEL1035 = "a DNS-1035 label must consist of lower case " ..
   "and end with an alphanumeric character (e.g. 'my-name',  or " ..
   "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
 
-local function is_label(s)
-  return #s <= 63 and s:match("^[a-z0-9]$") ~= nil
-      or (#s <= 63 and s:match("^[a-z0-9][-a-z0-9]*[a-z0-9]$") ~= nil)
-end
-
 local function check_name(kind, group, name, errs)
   local bad
   if group == "rbac.authorization.k8s.io" then
@@ -211,14 +207,11 @@ local function check_name(kind, group, name, errs)
     return
   end
   if kind == "Service" then
-    bad = not (is_label(name) and name:match("^[a-z]")) and LABEL1035
+    bad = not (names.is_label(name) and name:match("^[a-z]")) and LABEL1035
   elseif kind == "Namespace" then
-    bad = not is_label(name) and LABEL1123
+    bad = not names.is_label(name) and LABEL1123
   else
-    bad = #name > 253 and SUBDOMAIN
-    for part in (name .. "."):gmatch("([^.]*)%.") do
-      if not is_label(part) then bad = SUBDOMAIN end
-    end
+    bad = not names.is_subdomain(name) and SUBDOMAIN
   end
   if bad then
     errs[#errs + 1] = string.format("metadata.name: Invalid value: %s: %s",

@@ -683,6 +683,22 @@ t.case("invalid names are rejected like the server does", function()
   t.eq(e.code, 422)
   t.match(e.message, '^ConfigMap "Bad_Name" is invalid: metadata%.name: ' ..
           'Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain')
+  -- a subdomain bounds the whole name (253), not each part: a part of 64
+  -- is valid (IsDNS1123Subdomain), where a Namespace's label is not
+  local long = string.rep("a", 64) .. ".example"
+  t.eq(select(2, b:apply{ apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = long, namespace = NS } }), "created")
+  e = err_of(function()
+    b:apply{ apiVersion = "v1", kind = "Namespace",
+             metadata = { name = string.rep("a", 64) } }
+  end)
+  t.eq(e.code, 422)
+  t.match(e.message, "a lowercase RFC 1123 label must consist")
+  e = err_of(function()
+    b:apply{ apiVersion = "v1", kind = "ConfigMap",
+             metadata = { name = string.rep("a", 254), namespace = NS } }
+  end)
+  t.match(e.message, "a lowercase RFC 1123 subdomain")
   -- RBAC names may carry colons
   local _, action = b:apply{ apiVersion = "rbac.authorization.k8s.io/v1",
     kind = "ClusterRole", metadata = { name = "system:microk8s:x" } }
