@@ -689,19 +689,9 @@ static const luaL_Reg agent_funcs[] = {
 
 int luaopen_uphook_agent(lua_State *L)
 {
-  if (luaL_newmetatable(L, BATCH_MT)) {
-    lua_pushcfunction(L, batch_close);
-    lua_setfield(L, -2, "__close");
-    lua_pushcfunction(L, batch_close);
-    lua_setfield(L, -2, "__gc");
-  }
+  uh_pushcloser(L, BATCH_MT, batch_close);
   lua_pop(L, 1);
-  if (luaL_newmetatable(L, AGENT_MT)) {
-    luaL_setfuncs(L, agent_methods, 0);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -2, "__index");
-  }
-  lua_pop(L, 1);
+  uh_newclass(L, AGENT_MT, agent_methods);
   luaL_newlib(L, agent_funcs);
   return 1;
 }

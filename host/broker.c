@@ -489,12 +489,7 @@ static const luaL_Reg broker_funcs[] = {
 
 int luaopen_uphook_broker(lua_State *L)
 {
-  if (luaL_newmetatable(L, CHILD_MT)) {
-    luaL_setfuncs(L, child_methods, 0);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -2, "__index");
-  }
-  lua_pop(L, 1);
+  uh_newclass(L, CHILD_MT, child_methods);
   luaL_newlib(L, broker_funcs);
   return 1;
 }

@@ -781,12 +781,7 @@ static const luaL_Reg fs_funcs[] = {
 
 int luaopen_uphook_fs(lua_State *L)
 {
-  if (luaL_newmetatable(L, FS_OP_MT)) {
-    lua_pushcfunction(L, fsop_close);
-    lua_setfield(L, -2, "__close");
-    lua_pushcfunction(L, fsop_close);
-    lua_setfield(L, -2, "__gc");
-  }
+  uh_pushcloser(L, FS_OP_MT, fsop_close);
   lua_pop(L, 1);
   luaL_newlib(L, fs_funcs);
   return 1;

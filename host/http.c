@@ -168,15 +168,8 @@ static int sink_write(sink *s, const void *p, size_t n)
     return sink_fail(s, UH_ENOMEM, 0);
   if (s->fd < 0)
     return sink_memput(s, p, n);
-  for (const char *q = p; n > 0;) {
-    ssize_t w = write(s->fd, q, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0)
-      return sink_fail(s, UH_EIO, errno);
-    q += w;
-    n -= (size_t)w;
-  }
+  if (uh_write_all(s->fd, p, n) < 0)
+    return sink_fail(s, UH_EIO, errno);
   /* Start writeback while the transfer goes on, so that the final
    * fsync does not wait for the whole file. */
   if (s->bytes - s->flushed >= WRITEBACK_STEP) {

@@ -480,6 +480,9 @@ static int journal_remove(lua_State *L)
 }
 
 static const luaL_Reg journal_methods[] = {
+  {"__close", journal_close},
+  {"__gc", journal_close},
+  {"__tostring", journal_tostring},
   {"append", journal_append},
   {"close", journal_close},
   {NULL, NULL}
@@ -494,17 +497,7 @@ static const luaL_Reg journal_funcs[] = {
 
 int luaopen_uphook_journal(lua_State *L)
 {
-  if (luaL_newmetatable(L, JOURNAL_MT)) {
-    luaL_newlib(L, journal_methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, journal_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, journal_close);
-    lua_setfield(L, -2, "__close");
-    lua_pushcfunction(L, journal_tostring);
-    lua_setfield(L, -2, "__tostring");
-  }
-  lua_pop(L, 1);
+  uh_newclass(L, JOURNAL_MT, journal_methods);
   luaL_newlib(L, journal_funcs);
   return 1;
 }

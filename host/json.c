@@ -61,12 +61,7 @@ static jctx *jctx_open(lua_State *L)
   c->codep = lua_touserdata(L, 3);
   c->box = lua_newuserdatauv(L, sizeof(jbox), 0);  /* 5 */
   memset(c->box, 0, sizeof(jbox));
-  if (luaL_newmetatable(L, "uphook.json.box")) {
-    lua_pushcfunction(L, jbox_close);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__close");
-    lua_setfield(L, -2, "__gc");
-  }
+  uh_pushcloser(L, "uphook.json.box", jbox_close);
   lua_setmetatable(L, -2);
   lua_toclose(L, 5);
   return c;

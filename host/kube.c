@@ -516,12 +516,7 @@ static const luaL_Reg kube_funcs[] = {
 
 int luaopen_uphook_kube(lua_State *L)
 {
-  if (luaL_newmetatable(L, CLIENT_MT)) {
-    luaL_setfuncs(L, client_methods, 0);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -2, "__index");
-  }
-  lua_pop(L, 1);
+  uh_newclass(L, CLIENT_MT, client_methods);
   luaL_newlib(L, kube_funcs);
   return 1;
 }

@@ -113,3 +113,23 @@ void uh_setnullarray(lua_State *L)
   lua_pushcfunction(L, l_isarray);
   lua_setfield(L, -2, "isarray");
 }
+
+void uh_newclass(lua_State *L, const char *name, const luaL_Reg *methods)
+{
+  if (luaL_newmetatable(L, name)) {
+    luaL_setfuncs(L, methods, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+}
+
+void uh_pushcloser(lua_State *L, const char *name, lua_CFunction close)
+{
+  if (luaL_newmetatable(L, name)) {
+    lua_pushcfunction(L, close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, close);
+    lua_setfield(L, -2, "__close");
+  }
+}

@@ -52,4 +52,12 @@ int uh_isarray(lua_State *L, int idx, size_t *n);
  * t.null, t.array(tbl) -> tbl (marks), t.isarray(tbl). */
 void uh_setnullarray(lua_State *L);
 
+/* The one way a binding makes a class: the metatable `name` (created on
+ * the first call) holds `methods` (metamethods such as __gc, __close and
+ * __tostring among them) and is its own __index.  [] -> [] */
+void uh_newclass(lua_State *L, const char *name, const luaL_Reg *methods);
+/* The metatable `name` of a userdata that only needs freeing: `close`
+ * is both its __gc and its __close.  [] -> [mt] */
+void uh_pushcloser(lua_State *L, const char *name, lua_CFunction close);
+
 #endif

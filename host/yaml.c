@@ -631,12 +631,7 @@ static int decode_main(lua_State *L)
   d->all = lua_toboolean(L, 2);
   d->box = lua_newuserdatauv(L, sizeof(ydbox), 0);  /* 5 */
   memset(d->box, 0, sizeof(ydbox));
-  if (luaL_newmetatable(L, "uphook.yaml.parser")) {
-    lua_pushcfunction(L, ydbox_close);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__close");
-    lua_setfield(L, -2, "__gc");
-  }
+  uh_pushcloser(L, "uphook.yaml.parser", ydbox_close);
   lua_setmetatable(L, -2);
   lua_toclose(L, 5);
   lua_newtable(L), d->anchors = 6;

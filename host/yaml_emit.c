@@ -363,12 +363,7 @@ int uh_yaml_encode_main(lua_State *L)
   e->codep = lua_touserdata(L, 3);
   e->box = lua_newuserdatauv(L, sizeof(yebox), 0);  /* 5 */
   memset(e->box, 0, sizeof(yebox));
-  if (luaL_newmetatable(L, "uphook.yaml.emitter")) {
-    lua_pushcfunction(L, yebox_close);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__close");
-    lua_setfield(L, -2, "__gc");
-  }
+  uh_pushcloser(L, "uphook.yaml.emitter", yebox_close);
   lua_setmetatable(L, -2);
   lua_toclose(L, 5);
   if (!yaml_emitter_initialize(&e->box->em))
