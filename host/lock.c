@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <lua.h>
 #include <lauxlib.h>
+#include "luax.h"
 #include "sys.h"
 #include "os.h"
 
@@ -26,6 +27,13 @@ static int lock_release(lua_State *L)
   }
   return 0;
 }
+
+static const luaL_Reg lock_methods[] = {
+  { "__close", lock_release },
+  { "__gc", lock_release },
+  { "release", lock_release },
+  { NULL, NULL }
+};
 
 int sys_lock(lua_State *L)
 {
@@ -54,17 +62,8 @@ int sys_lock(lua_State *L)
   }
   k = lua_newuserdatauv(L, sizeof *k, 0);
   k->fd = fd;
-  if (luaL_newmetatable(L, LOCK_MT)) {
-    lua_pushcfunction(L, lock_release);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, lock_release);
-    lua_setfield(L, -2, "__close");
-    lua_newtable(L);
-    lua_pushcfunction(L, lock_release);
-    lua_setfield(L, -2, "release");
-    lua_setfield(L, -2, "__index");
-  }
-  lua_setmetatable(L, -2);
+  uh_newclass(L, LOCK_MT, lock_methods);
+  luaL_setmetatable(L, LOCK_MT);
   return 1;
 }
 
