@@ -1,10 +1,12 @@
 /* Length-prefixed MessagePack frames over pipes. */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <msgpack.h>
@@ -65,30 +67,53 @@ int uh_rpc_send(int fd, lua_State *L, int idx, char *err, size_t errlen)
   return rc;
 }
 
-/* Wait until fd is readable or the deadline passes. */
+/* Wait until fd is readable or the deadline passes.  With intr, the
+ * signals that set it (SIGINT, SIGTERM: host/main.c) are blocked from the
+ * check of *intr until ppoll unblocks them atomically, so that one that
+ * comes in between cuts the wait short instead of being noticed only at
+ * the deadline. */
 static int wait_readable(int fd, double deadline, volatile int *intr)
 {
+  sigset_t block, old;
+  int rc;
+  sigemptyset(&block);
+  if (intr) {
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+  }
+  sigprocmask(SIG_BLOCK, &block, &old);
   for (;;) {
     struct pollfd p = { .fd = fd, .events = POLLIN };
-    int ms = -1, r;
-    /* a signal that came before poll (while the broker served the last
-     * call) would not interrupt it */
-    if (intr && *intr)
-      return UH_RPC_INTR;
+    struct timespec ts, *tp = NULL;
+    int r;
+    if (intr && *intr) {
+      rc = UH_RPC_INTR;
+      break;
+    }
     if (deadline >= 0) {
       double left = deadline - uh_monotonic();
-      if (left <= 0)
-        return UH_RPC_TIMEOUT;
-      ms = left > 3600 ? 3600000 : (int)(left * 1000) + 1;
+      if (left <= 0) {
+        rc = UH_RPC_TIMEOUT;
+        break;
+      }
+      if (left > 3600)
+        left = 3600;
+      ts.tv_sec = (time_t)left;
+      ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+      tp = &ts;
     }
-    r = poll(&p, 1, ms);
-    if (r > 0)
-      return UH_RPC_OK;
-    if (r < 0 && errno != EINTR)
-      return UH_RPC_ERR;
-    if (r < 0 && intr && *intr)
-      return UH_RPC_INTR;
+    r = ppoll(&p, 1, tp, &old);
+    if (r > 0) {
+      rc = UH_RPC_OK;
+      break;
+    }
+    if (r < 0 && errno != EINTR) {
+      rc = UH_RPC_ERR;
+      break;
+    }
   }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return rc;
 }
 
 static int read_all(int fd, char *p, size_t n, double deadline,
