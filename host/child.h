@@ -21,6 +21,16 @@ struct uh_child_conf {
  * hook's world.  NULL-terminated "family.name" strings. */
 extern const char *const uh_child_rpc_prims[];
 
+/* host/child_hook.c.  [hook] -> [hook, {types = {k = typename},
+ * data = {k = v}}]: the hook table's field types and data fields (a
+ * param's `check` function becomes data.__param_checks[name] = true). */
+struct lua_State;
+int uh_child_describe(struct lua_State *L);
+/* The "__params" phase: [{values = {name = value}, ctx = ctx}] ->
+ * [..., {name = problem}], against the hook kept in the registry under
+ * "uphook.hook". */
+int uh_child_check_params(struct lua_State *L);
+
 /* Child entry point after fork: never returns. */
 void uh_child_main(int rfd, int wfd, const struct uh_child_conf *conf)
   __attribute__((noreturn));
