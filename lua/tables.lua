@@ -8,20 +8,24 @@ local M = {}
 
 ---Deep copy. Tables keep their metatable (the array marker), so `[]`
 ---stays a sequence. With `drop_null`, map fields equal to `null` are left
----out (list items stay: a null item is data).
+---out (list items stay: a null item is data). With `note` (a table),
+---`note.null` is set to true when a `null` was met (an applied null is
+---data to the mock's merge).
 ---@generic T
 ---@param v T
 ---@param null? any
 ---@param drop_null? boolean
+---@param note? {null?: boolean}
 ---@return T
-local function copy(v, null, drop_null)
+local function copy(v, null, drop_null, note)
   if type(v) ~= "table" or v == null then return v end
   local out = {}
   for k, x in pairs(v) do
     if x == null and null ~= nil then
+      if note then note.null = true end
       if not drop_null or type(k) == "number" then out[k] = x end
     else
-      out[k] = (type(x) == "table") and copy(x, null, drop_null) or x
+      out[k] = (type(x) == "table") and copy(x, null, drop_null, note) or x
     end
   end
   local mt = getmetatable(v)

@@ -576,29 +576,6 @@ end
 
 --- Field ownership -------------------------------------------------------
 
--- A deep copy, and whether it holds a null (an applied null is data to
--- the merge, and is dropped from what is stored).
-local function copy_noting_null(v, null)
-  local found = false
-  local function cp(x)
-    local out = {}
-    for k, y in pairs(x) do
-      if y == null and null ~= nil then
-        found = true
-        out[k] = y
-      elseif type(y) == "table" then
-        out[k] = cp(y)
-      else
-        out[k] = y
-      end
-    end
-    local mt = getmetatable(x)
-    if mt then setmetatable(out, mt) end
-    return out
-  end
-  return cp(v), found
-end
-
 -- The kind's type in the schema: built-in kinds from uphook.mock.schema,
 -- custom ones from their CRD (kinds.from_crd keeps the version schemas).
 function Cluster:_ref(info)
@@ -753,7 +730,11 @@ function Cluster:apply(obj, opts)
   if old then self:_preconditions(info, md, old) end
   -- the cluster's own copy: the merge shares its subtrees with what it
   -- stores, and with the stored object (never changed in place)
-  local config, nulls = copy_noting_null(obj, self.null)
+  -- (an applied null is data to the merge, and is dropped from what is
+  -- stored)
+  local note = {}
+  local config = copy(obj, self.null, false, note)
+  local nulls = note.null or false
   if info.status then config.status = nil end
   for _, f in ipairs(SERVER_META) do config.metadata[f] = nil end
   config.metadata.namespace = ns
