@@ -72,7 +72,7 @@ end
 
 ---Check the hook table's description; returns the hook info or raises.
 ---@param reserved table<string, true>|nil names params may not take
----@param desc table {types=, data=}: what host/child.c's describe sent
+---@param desc table {types=, data=}: what host/child_hook.c's uh_child_describe sent
 ---@param name string the hook, in messages ("dns/upgrade.lua")
 ---@return table info version, from, perms, params, decl, has, unknown
 function M.validate(desc, name, reserved)
@@ -138,11 +138,10 @@ local function value_problems(run, values)
   end
   if n == 0 then return problems end
   run.phase = "params"
-  local ok, res, kind = run.child:run("__params", { values = checked,
+  local ok, res = run.child:run("__params", { values = checked,
     ctx = { addon = run.addon, params = run.params or values } },
     run.handler)
   if not ok then
-    run.fatal = kind ~= "error"
     stop(M.EARLY, "checking the parameters failed: " .. tostring(res))
   end
   for k, p in pairs(type(res[1]) == "table" and res[1] or {}) do
