@@ -139,6 +139,14 @@ def test_part(src):
           os.access(os.path.join(comp, "build.sh"), os.X_OK)
           and os.access(os.path.join(comp, "version.sh"), os.X_OK)
           and re.search(r'make install PREFIX=/ DESTDIR="\$\{INSTALL\}"', build), build)
+    # build-component.sh clones the tag version.sh prints: the uphook this
+    # patch was tested with, not an older release
+    tag = subprocess.run([os.path.join(comp, "version.sh")], capture_output=True,
+                         text=True).stdout.strip()
+    own = subprocess.run([UPHOOK, "--version"], capture_output=True,
+                         text=True).stdout.split()
+    check("its version.sh prints the tag of this uphook (v%s)" % own[1],
+          len(own) > 1 and tag == "v" + own[1], tag)
     pkgs = read_packages()
     for key in ("build-packages", "stage-packages"):
         names = part.get(key) or []
