@@ -62,6 +62,14 @@ local function before(a, b)
 end
 M.before = before
 
+-- Entries as the server stores them: sorted, a sequence; none is nil.
+local function as_stored(out, array_mt)
+  if #out == 0 then return nil end
+  table.sort(out, before)
+  if array_mt then setmetatable(out, array_mt) end
+  return out
+end
+
 ---managedFields from managers: the entries whose set is unchanged are
 ---the stored tables themselves, the others new ones.
 ---@param managers table
@@ -81,10 +89,7 @@ function M.encode(managers, array_mt)
     end
     out[#out + 1] = e
   end
-  if #out == 0 then return nil end
-  table.sort(out, before)
-  if array_mt then setmetatable(out, array_mt) end
-  return out
+  return as_stored(out, array_mt)
 end
 
 ---A new manager record.
@@ -245,10 +250,7 @@ function M.given(mf, array_mt)
       out[#out + 1] = tables.shallow(e)
     end
   end
-  if #out == 0 then return nil end
-  table.sort(out, before)
-  if array_mt then setmetatable(out, array_mt) end
-  return out
+  return as_stored(out, array_mt)
 end
 
 return M
