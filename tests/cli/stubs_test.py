@@ -35,7 +35,7 @@ FILES = {
 }
 # Broker handlers the hook cannot name: reached through the registry.
 # Exported harness functions that are the runner's, not a test's.
-TEST_INTERNAL = {"run", "main", "set_modules", "take_cases"}
+TEST_INTERNAL = {"run", "main", "take_cases"}
 
 passed = failed = 0
 
