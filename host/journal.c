@@ -301,40 +301,48 @@ static const char *j_path(lua_State *L)
   return lua_tostring(L, -1);
 }
 
-/* Pack the record behind 8 framing bytes, then fill those in. */
-static int j_frame(lua_State *L, msgpack_sbuffer *sb, char *err, size_t n)
+/* Pack the record at idx behind 8 framing bytes at the end of sb, then
+ * fill those in. */
+static int j_frame(lua_State *L, int idx, msgpack_sbuffer *sb, char *err,
+                   size_t n)
 {
   static const char zero[8];
+  size_t at = sb->size;
   unsigned char *p;
-  msgpack_sbuffer_init(sb);
   if (msgpack_sbuffer_write(sb, zero, 8) != 0 ||
-      uh_mpack_pack(L, 2, sb, err, n) != 0)
+      uh_mpack_pack(L, idx, sb, err, n) != 0)
     return -1;
-  if (sb->size - 8 > UH_JOURNAL_MAXREC) {
+  if (sb->size - at - 8 > UH_JOURNAL_MAXREC) {
     memcpy(err, "journal record too large", 25);
     return -1;
   }
-  p = (unsigned char *)sb->data;
-  uh_journal_frame(p, p + 8, sb->size - 8);
+  p = (unsigned char *)sb->data + at;
+  uh_journal_frame(p, p + 8, sb->size - at - 8);
   return 0;
 }
 
+/* h:append(record, ...): one or more records, written together and made
+ * durable by one fdatasync (the records of changes sent at once). */
 static int journal_append(lua_State *L)
 {
   jhandle *j = j_check(L);
   msgpack_sbuffer sb;
   char err[160];
-  int saved;
+  int saved, i, top = lua_gettop(L);
 
   luaL_checktype(L, 2, LUA_TTABLE);
+  for (i = 3; i <= top; i++)
+    luaL_checktype(L, i, LUA_TTABLE);
   if (j->broken)
     return luaL_error(L, "journal %s: unusable after a failed write",
                       j_path(L));
   err[0] = '\0';
-  if (j_frame(L, &sb, err, sizeof err) != 0) {
-    msgpack_sbuffer_destroy(&sb);
-    return luaL_error(L, "journal: %s", err[0] ? err : "out of memory");
-  }
+  msgpack_sbuffer_init(&sb);
+  for (i = 2; i <= top; i++)
+    if (j_frame(L, i, &sb, err, sizeof err) != 0) {
+      msgpack_sbuffer_destroy(&sb);
+      return luaL_error(L, "journal: %s", err[0] ? err : "out of memory");
+    }
   if (uh_write_all(j->fd, sb.data, sb.size) != 0 || fdatasync(j->fd) != 0) {
     saved = errno;
     /* Undo a partial record so the next append follows good data; after

@@ -266,8 +266,10 @@ M.sorted_keys = sorted_keys
 ---@param here table<string, string|true> this node's parsed args
 ---@return table<string, string|true|false> prior, table<string, string> how
 function M.priors(run, node, service, flags, here)
-  local kc
-  if service == "kubelet" then
+  local kc, shown = nil, false
+  for _, flag in ipairs(flags) do shown = shown or configz.FLAGS[flag] ~= nil end
+  -- configz is read only when it shows one of the flags
+  if service == "kubelet" and shown then
     local ok, v = pcall(run.backend.kubelet_config, run.backend, node)
     kc = ok and type(v) == "table" and v or nil
   end

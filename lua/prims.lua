@@ -965,9 +965,9 @@ local function send_remote(run, list)
   for i, e in ipairs(list) do
     recs[i] = { op = "node_args", node = e.node, address = e.address,
       service = e.service, prior = e.prior, how = e.how, new = e.new }
-    rollback.record(run, recs[i])
     reqs[i] = nodes.args_request(run, e.node, e.address, e.service, e.new)
   end
+  rollback.record_all(run, recs)
   local bad = {}
   for i, r in ipairs(nodes.send(run, reqs)) do
     if r.ok then

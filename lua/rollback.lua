@@ -75,6 +75,19 @@ function M.record(run, rec)
   run.records[#run.records + 1] = rec
 end
 
+---Append the records of changes that go out together (another node's
+---args, sent at once) durably in one write, before any of them is made.
+---@param run table
+---@param recs table[]
+function M.record_all(run, recs)
+  if #recs == 0 then return end
+  local ok, err = journal(run):append(table.unpack(recs))
+  if not ok and err then
+    error("journal: cannot record the change: " .. tostring(err), 0)
+  end
+  for _, rec in ipairs(recs) do run.records[#run.records + 1] = rec end
+end
+
 ---Mark that a journaled change happened (exit 1 from now on). The
 ---test-only UPHOOK_CRASH_AFTER=N makes uphook die right after the Nth
 ---change, as a power cut would, for the crash-injection tests.

@@ -75,6 +75,27 @@ static void t_roundtrip(void)
   lua_close(L);
 }
 
+/* Several records in one append (changes sent at once): all replayed in
+ * order; one that is no table or cannot be encoded writes none of them. */
+static void t_append_many(void)
+{
+  lua_State *L = newstate();
+  CHECK(LUA_RUN(L, PRELUDE));
+  CHECK(LUA_RUN(L,
+    "local p = T .. '/many.journal'; os.remove(p)\n"
+    "local h = assert(J.open(p))\n"
+    "assert(h:append(RECS[1], RECS[2], RECS[3]) == true)\n"
+    "local l, torn = J.replay(p); assert(#l == 3 and torn == false)\n"
+    "for i = 1, 3 do assert(eq(l[i], RECS[i]), 'record ' .. i) end\n"
+    "local size = #get(p)\n"
+    "assert(not pcall(h.append, h, {n = 1}, 'x'))\n"
+    "local c = {}; c.c = c; assert(not pcall(h.append, h, {n = 1}, c))\n"
+    "assert(#get(p) == size and #J.replay(p) == 3)\n"
+    "h:append({n = 4}); assert(#J.replay(p) == 4)\n"
+    "h:close(); assert(J.remove(p))\n"));
+  lua_close(L);
+}
+
 /* Cut the file at every byte of the last record: two records, torn,
  * except at the exact boundary.  Then reopen cuts the tail and appends. */
 static void t_truncation(void)
@@ -183,6 +204,7 @@ int main(void)
   if (!mkdtemp(base))
     return 2;
   RUN(t_roundtrip);
+  RUN(t_append_many);
   RUN(t_truncation);
   RUN(t_corruption);
   RUN(t_scanner_fuzz);
