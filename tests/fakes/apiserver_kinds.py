@@ -214,6 +214,48 @@ def _immutable_errors(k, old, obj):
     return errs
 
 
+# Taints a DaemonSet's pods tolerate without saying so (the DaemonSet
+# controller adds them: kubernetes/kubernetes@v1.32.3
+# pkg/controller/daemon/util/daemonset_util.go), as lua/mock/controllers.lua.
+DS_TOLERATED = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
+                "node.kubernetes.io/disk-pressure", "node.kubernetes.io/memory-pressure",
+                "node.kubernetes.io/pid-pressure", "node.kubernetes.io/unschedulable"}
+
+
+def _tolerates(tolerations, taint):
+    if taint.get("key") in DS_TOLERATED:
+        return True
+    for t in tolerations or []:
+        if not isinstance(t, dict) or t.get("effect") not in (None, "", taint.get("effect")):
+            continue
+        if not t.get("key") and t.get("operator") == "Exists":
+            return True
+        if t.get("key") == taint.get("key") and (
+                t.get("operator") == "Exists" or t.get("value") == taint.get("value")):
+            return True
+    return False
+
+
+def ds_schedules(ds, node):
+    """Does the DaemonSet run a pod on the node (nodeSelector, taints)?"""
+    ps = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    if any(labels.get(k) != v for k, v in (ps.get("nodeSelector") or {}).items()):
+        return False
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(
+                ps.get("tolerations"), taint):
+            return False
+    return True
+
+
+def node_ready(node):
+    for c in (node.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return True
+
+
 def validate(rt, obj, old):
     """Field errors for a create (old is None) or an update."""
     k = rt.kind

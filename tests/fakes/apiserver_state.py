@@ -622,9 +622,25 @@ class State:
     def _after_write(self, rt, ns, name, old, new):
         if rt.kind == "CustomResourceDefinition":
             self._crd_register(new)
+        if rt.kind == "Node" and not rt.crd:
+            self._refresh_daemonsets()
         if rt.kind in WORKLOADS and not self._seeding_status and (old is None or old["metadata"]["generation"] !=
                                      new["metadata"]["generation"]):
             self.schedule_rollout(rt, ns, name)
+
+    def _refresh_daemonsets(self):
+        """A Node changed: the DaemonSets' controller counts again."""
+        rt = self.type_for("apps/v1", "DaemonSet")
+        for (ns, name), obj in list(self.objects[rt.gr].items()):
+            st = obj.get("status") or {}
+            if st.get("observedGeneration") != obj["metadata"]["generation"] \
+                    or self.broken == "rollout" or (rt.kind, ns, name) in self.stalled:
+                continue
+            want = self.workload_status(rt.kind, obj, False)
+            if want != st:
+                new = copy.deepcopy(obj)
+                new["status"] = want
+                self._commit(rt, ns, name, obj, new, False)
 
     def schedule_rollout(self, rt, ns, name):
         gen = self.objects[rt.gr][(ns, name)]["metadata"]["generation"]
@@ -652,12 +668,18 @@ class State:
         rev = "%s-%s" % (md["name"], h.hexdigest()[:10])
         ts = now()
         if kind == "DaemonSet":
-            n = len(self.objects[("", "nodes")]) or 1
-            ready = 0 if stalled else n
+            # one pod per Node it schedules on; one on a NotReady node is
+            # never available (as the mock's, lua/mock/controllers.lua)
+            nodes = list(self.objects[("", "nodes")].values())
+            on = [x for x in nodes if kinds.ds_schedules(obj, x)]
+            n = len(on) if nodes else 1
+            ready = 0 if stalled else (sum(1 for x in on if kinds.node_ready(x))
+                                       if nodes else 1)
             return {"observedGeneration": gen, "currentNumberScheduled": n,
                     "desiredNumberScheduled": n, "numberMisscheduled": 0,
                     "numberReady": ready, "updatedNumberScheduled": n,
-                    "numberAvailable": ready, **({"numberUnavailable": n} if stalled else {})}
+                    "numberAvailable": ready,
+                    **({"numberUnavailable": n - ready} if n - ready else {})}
         r = spec.get("replicas", 1)
         if stalled and r == 0:
             return None

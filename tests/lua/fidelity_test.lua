@@ -60,6 +60,16 @@ local function mock_world()
   function w.delete(kind, name, ns) return b:delete(kind, name, ns) end
   function w.set_managed_fields(...) return b:set_managed_fields(...) end
   function w.wait_established() end
+  -- a Node as its kubelet reports it (labels, Ready or not)
+  function w.node(name, ready, labels)
+    b:_seed { apiVersion = "v1", kind = "Node",
+      metadata = { name = name, labels = labels },
+      status = { conditions = { { type = "Ready",
+        status = ready and "True" or "False" } } } }
+    b:_nodes_changed()
+  end
+  -- the object once its controller has observed its generation
+  function w.settled(kind, name, ns) return b:get(kind, name, ns) end
   return w
 end
 
@@ -124,6 +134,17 @@ local function fake_world(dir)
           end
         end
       end, 20)
+  end
+  function w.node(name, ready, labels)
+    B:_json("POST", "/_fake/nodes", json.encode { name = name,
+      ready = ready, labels = labels }, "application/json", DONE)
+  end
+  function w.settled(kind, name, ns)
+    local _, o = B:watch(kind, name, ns, function(x)
+      return x and x.status and x.status.observedGeneration
+        == x.metadata.generation
+    end, 20)
+    return o
   end
   -- each case starts from an empty cluster, as the mock's do
   B:_json("POST", "/_fake/reset", "{}", "application/json", DONE)
@@ -603,21 +624,22 @@ local function mock_with(nodes)
                        json_encode = json.encode, objects = nodes }
 end
 
-t.case("a DaemonSet rollout does not finish with a NotReady node", function()
-  local b = mock_with { node("n1", true), node("n2", false) }
-  b:apply(daemonset())
-  local ds = b:get("DaemonSet", "ds", NS)
+case("a DaemonSet rollout does not finish with a NotReady node", function(w)
+  local pool = { ["fidelity.example.com/pool"] = "a" }
+  w.node("fid-n1", true, pool)
+  w.node("fid-n2", false, pool)
+  w.apply(daemonset { nodeSelector = pool }, "uphook")
+  local ds = w.settled("DaemonSet", "ds", NS)
   local done, why = rolled_out(ds)
   t.eq(done, false)
   t.eq(why, "1/2 updated pods available")
   t.eq(ds.status.numberUnavailable, 1)
-  -- the node comes back (its kubelet writes the Node's status, as
-  -- t.env{nodes = ...} seeds it): the rollout finishes
-  b:_seed(node("n2", true))
-  b:_nodes_changed()
-  done, why = rolled_out(b:get("DaemonSet", "ds", NS))
+  -- the node comes back (its kubelet reports Ready): the rollout finishes
+  w.node("fid-n2", true, pool)
+  done, why = rolled_out(w.settled("DaemonSet", "ds", NS))
   t.eq(done, true, why)
   t.eq(why, "2/2 pods updated and available")
+  w.delete("DaemonSet", "ds", NS)
 end)
 
 t.case("a DaemonSet runs where its nodeSelector and tolerations let it",
