@@ -1,8 +1,9 @@
 --- uphook.engine: the phases of one upgrade (docs/contract.md §3), the
 --- same for the live cluster, `--offline` and `uphook test`.
 ---
---- load -> detect (only without state) -> range check -> check ->
---- upgrade -> verify -> commit state | rollback from the journal.
+--- load -> detect (only without state) -> range check -> consent (live
+--- upgrades: lua/consent.lua) -> check -> upgrade -> verify -> commit
+--- state | rollback from the journal.
 ---
 --- The layering, from the bottom up; a module imports only from its own
 --- layer or below, never upward:
@@ -24,6 +25,8 @@ local R = require "uphook.run"
 local errors = require "uphook.errors"
 local lease = require "uphook.lease"
 local nodes = require "uphook.nodes"
+local consent = require "uphook.consent"
+local plantext = require "uphook.plantext"
 
 local M = {}
 
@@ -355,6 +358,21 @@ local function at_current(run, kept)
   return true
 end
 
+--- Before the first change of an upgrade: what the hook is and may do
+--- (description, permissions, the new ones marked), then the user's yes
+--- when it needs one (lua/consent.lua). A plan shows the same header.
+local function announce(run, first, confirm)
+  local h = plan.header(run)
+  if not run.report:event({ event = "hook", addon = run.addon,
+      from = run.from, to = run.to, description = h.description,
+      permissions = h.permissions }) then
+    for _, l in ipairs(plantext.header_lines(h, {}, "Upgrading")) do
+      run.report:info(l)
+    end
+  end
+  consent.ask(run, first, confirm, stop, M.EARLY)
+end
+
 local function body(run, o)
   run.hook = load_hook(run, o)
   run.to, run.perms = run.hook.version, run.hook.perms
@@ -368,6 +386,8 @@ local function body(run, o)
   check_given(run, given)
   if not run.plan then lease.lock(run) end
   local saved = state.read(run)
+  local first
+  run.new_permissions, first = consent.new_permissions(run.hook, saved)
   run.from = find_from(run, saved)
   -- without state, the parameters detect read back from the cluster
   -- stand in for saved ones: the user keeps the settings they enabled with
@@ -382,6 +402,7 @@ local function body(run, o)
       .. "upgrades versions %s to %s", run.addon, run.from, run.hook.from,
       run.to))
   end
+  if not run.plan then announce(run, first, o.confirm) end
   local ctx = ctx_of(run)
   call_phase(run, "check", ctx)
   -- node settings change on every node: each must be Ready and its
@@ -461,6 +482,8 @@ end
 ---@field reset_params? boolean `--reset-params`
 ---@field spawn? fun(conf: table): table? makes the child (broker.spawn)
 ---@field release? fun(child: table) used instead of child:close()
+---@field confirm? fun(lines: string[]): true|nil, string|nil the user's
+---  yes (live upgrades only; nil: never asks)
 
 ---Run one upgrade or plan. Returns the exit code and the run record.
 ---@param o uphook.EngineOptions

@@ -433,9 +433,15 @@ end
 
 --- The whole plan -------------------------------------------------------------
 
-local function header_lines(h, out)
-  out[#out + 1] = string.format("Plan for %s %s -> %s", esc(h.addon),
-    esc(tostring(h.from)), esc(tostring(h.to)))
+---The header's lines (plan.header's table): "<title> <addon> <from> ->
+---<to>", the description, the permissions with the new ones marked.
+---@param h table plan.header(run)
+---@param out string[] appended to
+---@param title? string "Plan for" unless given ("Upgrading")
+---@return string[] out
+function M.header_lines(h, out, title)
+  out[#out + 1] = string.format("%s %s %s -> %s", title or "Plan for",
+    esc(h.addon), esc(tostring(h.from)), esc(tostring(h.to)))
   if h.description then out[#out + 1] = "  " .. esc(h.description) end
   local perms = {}
   for _, p in ipairs(h.permissions or {}) do
@@ -444,7 +450,9 @@ local function header_lines(h, out)
   end
   out[#out + 1] = "  permissions: " .. (#perms > 0
     and table.concat(perms, ", ") or "none")
+  return out
 end
+local header_lines = M.header_lines
 
 --- What every object's diff would repeat, said once: uphook's own label
 --- and annotation, and kubectl's last-applied copy leaving the objects

@@ -1,18 +1,21 @@
 --- uphook.state: addon state (docs/contract.md §7).
 ---
 --- State is the ConfigMap uphook-<addon> in kube-system (data: version,
---- params as YAML, history as YAML: the last 10 upgrades). It goes
+--- params as YAML, history as YAML: the last 10 upgrades, permissions as
+--- YAML: those of the last successful upgrade, lua/consent.lua). It goes
 --- through the backend, so the mock keeps it exactly as a live cluster
 --- does. The lock, the Lease of the same name, is lua/lease.lua's.
 local rollback = require "uphook.rollback"
 local lease = require "uphook.lease"
+local consent = require "uphook.consent"
 
 local M = {}
 
 local NS = lease.NAMESPACE
 local cm_name = lease.name
 
----@return {version:string, params:table, history:table}|nil
+---@return {version:string, params:table, history:table,
+---  permissions:string[]|nil}|nil
 ---@param run uphook.Run
 function M.read(run)
   local cm = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
@@ -28,9 +31,16 @@ function M.read(run)
     end
     return v
   end
+  -- no record (a state of an older uphook, or hand-made): nothing granted
+  local perms = d.permissions and yaml_of(d.permissions, "permissions")
+  if perms then
+    for _, p in ipairs(perms) do
+      if type(p) ~= "string" then perms = nil; break end
+    end
+  end
   return { version = d.version ~= "" and d.version or nil,
            params = yaml_of(d.params, "params"),
-           history = yaml_of(d.history, "history") }
+           history = yaml_of(d.history, "history"), permissions = perms }
 end
 
 local function now_iso(run)
@@ -52,6 +62,8 @@ function M.commit(run, saved)
       or run.reconfigure and "reconfigured" or "upgraded",
     params = run.reconfigure }
   while #history > 10 do table.remove(history, 1) end
+  local perms = consent.record(run.hook)
+  if #perms == 0 and run.yaml.array then perms = run.yaml.array {} end
   local obj = { apiVersion = "v1", kind = "ConfigMap",
     metadata = { name = cm_name(run.addon), namespace = NS,
       labels = { ["addon.microk8s.io/name"] = run.addon,
@@ -59,7 +71,8 @@ function M.commit(run, saved)
     data = { version = run.to,
              params = run.yaml.encode(next(run.params) and run.params
                                       or run.yaml.array and {} or {}),
-             history = run.yaml.encode(history) } }
+             history = run.yaml.encode(history),
+             permissions = run.yaml.encode(perms) } }
   local prior = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
   local key = { apiVersion = "v1", kind = "ConfigMap",
     name = cm_name(run.addon), namespace = NS }

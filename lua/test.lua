@@ -400,11 +400,13 @@ function M.env(o)
 end
 
 ---Seed uphook's state ConfigMap (t.env's `state`).
----@param st {version: string, params?: table, history?: table}
+---@param st {version: string, params?: table, history?: table,
+---  permissions?: string[]}
 function Env:seed_state(st)
   local data = { version = st.version }
   if st.params then data.params = C.yaml.encode(st.params) end
   if st.history then data.history = C.yaml.encode(st.history) end
+  if st.permissions then data.permissions = C.yaml.encode(st.permissions) end
   self.backend:apply({ apiVersion = "v1", kind = "ConfigMap",
     metadata = { name = "uphook-" .. self.name, namespace = "kube-system" },
     data = data }, {})
@@ -546,7 +548,9 @@ function Env:unstall(kind, name, ns)
   return self.backend:unstall(kind, name, ns)
 end
 
----The saved addon state: {version, params, history} or nil.
+---The saved addon state: {version, params, history, permissions} or nil
+---(permissions: those of the last successful upgrade, nil when none are
+---recorded).
 function Env:state()
   local cm = self.backend:get("v1/ConfigMap", "uphook-" .. self.name,
     "kube-system")
@@ -554,7 +558,8 @@ function Env:state()
   local d = cm.data
   return { version = d.version,
     params = d.params and C.yaml.decode(d.params) or {},
-    history = d.history and C.yaml.decode(d.history) or {} }
+    history = d.history and C.yaml.decode(d.history) or {},
+    permissions = d.permissions and C.yaml.decode(d.permissions) or nil }
 end
 
 ---A file by `root:path`; with `node`, another node's `args:` file.

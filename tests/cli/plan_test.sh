@@ -94,7 +94,7 @@ U plan show >"$TMP/plan.txt" 2>"$TMP/plan.err"; RC=$?
 cp "$TMP/plan.txt" "$OUT"
 expect "the plan opens with the description and the permissions" 0 \
   '^Plan for show 1\.0\.0 -> 1\.1\.0$' '^  show 1\.1\.0: a hook whose plan shows everything$' \
-  '^  permissions: kube:default, kube:cluster$'
+  '^  permissions: kube:default \(new\), kube:cluster \(new\)$'
 expect "every log.warn of check and upgrade is in the body, under its step" 0 \
   '^  warning: check: check warning \\x1b\[31mred$' \
   '^\[1\] config$' '^  keeping the Corefile.s other lines$' '^  warning: upgrade warning$'

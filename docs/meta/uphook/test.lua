@@ -186,12 +186,12 @@ function Env:delete(kind, name, namespace) end
 ---@return uphook.Object[]
 function Env:list(kind, opts) end
 
----The saved addon state, or nil when none.
----@return {version: string, params: table<string, string>, history: {from: string, to: string, time: string, result: string}[]}|nil
+---The saved addon state, or nil when none (`permissions`: those of the last successful upgrade, nil when none are recorded).
+---@return {version: string, params: table<string, string>, history: {from: string, to: string, time: string, result: string}[], permissions: string[]|nil}|nil
 function Env:state() end
 
 ---Seed the state ConfigMap (what `t.env{state=}` does).
----@param st {version?: string, params?: table<string, string>, history?: table[]}
+---@param st {version?: string, params?: table<string, string>, history?: table[], permissions?: string[]}
 function Env:seed_state(st) end
 
 ---A parsed args file of this node, or of another node.

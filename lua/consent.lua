@@ -1,0 +1,80 @@
+--- uphook.consent: the user's yes to what a hook may do (docs/security.md
+--- "Consent"). The state ConfigMap records the permissions of the last
+--- successful upgrade (lua/state.lua); a hook that asks for one it does
+--- not record, or the first upgrade of an addon, needs the user's yes
+--- before the first change. Live runs ask through the one confirmation
+--- the command line gives the engine (o.confirm: a TTY's question, or
+--- --yes); `--offline`, `plan` and `uphook test` never ask.
+local M = {}
+
+---The permissions a hook declares that the saved state does not record.
+---@param hook {permissions: string[]}
+---@param saved {permissions?: string[]}|nil what state.read returned
+---@return table<string, true> new a set (empty when nothing is new)
+---@return boolean first true when no upgrade recorded any permissions
+function M.new_permissions(hook, saved)
+  local granted = {}
+  local first = not (saved and saved.permissions)
+  for _, p in ipairs(not first and saved.permissions or {}) do
+    granted[p] = true
+  end
+  local new = {}
+  for _, p in ipairs(hook.permissions or {}) do
+    if not granted[p] then new[p] = true end
+  end
+  return new, first
+end
+
+---The question put to the user, or nil when nothing needs a yes.
+---@param run table the run record: addon, from, to, hook, new_permissions
+---@param first boolean no permissions recorded yet
+---@return string[]|nil lines the question's lines (raw: the asker escapes)
+---@return string|nil what what needs the yes, for the refusal
+function M.question(run, first)
+  local new = {}
+  for _, p in ipairs(run.hook.permissions or {}) do
+    if run.new_permissions[p] then new[#new + 1] = p end
+  end
+  if #new == 0 and not first then return nil end
+  local list = #new > 0 and table.concat(new, ", ") or "none"
+  if first then
+    return { string.format("This is the first upgrade of %s by uphook "
+      .. "(%s -> %s). Its hook asks for these permissions: %s.", run.addon,
+      run.from, run.to, list), "Run it?" },
+      "the first upgrade of " .. run.addon .. " (permissions: " .. list .. ")"
+  end
+  return { string.format("The hook of %s %s asks for permissions the last "
+    .. "upgrade did not have: %s.", run.addon, run.to, list),
+    "Grant them and run it?" }, "new permissions " .. list
+end
+
+---Ask, when the run needs a yes; stops the run (exit 4, nothing changed)
+---when the answer is no or no one can answer.
+---@param run table
+---@param first boolean
+---@param confirm (fun(lines: string[]): true|nil, string|nil)|nil
+---@param stop fun(code: integer, msg: string)
+---@param code integer the exit code of a refusal (engine.EARLY)
+function M.ask(run, first, confirm, stop, code)
+  if not confirm then return end
+  local lines, what = M.question(run, first)
+  if not lines then return end
+  local ok, why = confirm(lines)
+  if ok then return end
+  stop(code, string.format("not upgraded: %s need%s your yes (%s); nothing "
+    .. "was changed", what, first and "s" or "", why or "refused"))
+end
+
+---The sorted list the state records.
+---@param hook {permissions: string[]}
+---@return string[]
+function M.record(hook)
+  local out, seen = {}, {}
+  for _, p in ipairs(hook.permissions or {}) do
+    if not seen[p] then seen[p], out[#out + 1] = true, p end
+  end
+  table.sort(out)
+  return out
+end
+
+return M
