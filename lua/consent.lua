@@ -40,26 +40,27 @@ function M.question(run, first)
   if first then
     return { string.format("This is the first upgrade of %s by uphook "
       .. "(%s -> %s). Its hook asks for these permissions: %s.", run.addon,
-      run.from, run.to, list), "Run it?" },
+      run.from, run.to, list) },
       "the first upgrade of " .. run.addon .. " (permissions: " .. list .. ")"
   end
   return { string.format("The hook of %s %s asks for permissions the last "
-    .. "upgrade did not have: %s.", run.addon, run.to, list),
-    "Grant them and run it?" }, "new permissions " .. list
+    .. "upgrade did not have: %s.", run.addon, run.to, list) },
+    "new permissions " .. list
 end
 
 ---Ask, when the run needs a yes; stops the run (exit 4, nothing changed)
 ---when the answer is no or no one can answer.
 ---@param run table
 ---@param first boolean
----@param confirm (fun(lines: string[]): true|nil, string|nil)|nil
+---@param confirm (fun(lines: string[], what: string): boolean, string|nil)|nil
+---  lua/confirm.lua's: a TTY's question, or --yes
 ---@param stop fun(code: integer, msg: string)
 ---@param code integer the exit code of a refusal (engine.EARLY)
 function M.ask(run, first, confirm, stop, code)
   if not confirm then return end
   local lines, what = M.question(run, first)
   if not lines then return end
-  local ok, why = confirm(lines)
+  local ok, why = confirm(lines, what)
   if ok then return end
   stop(code, string.format("not upgraded: %s need%s your yes (%s); nothing "
     .. "was changed", what, first and "s" or "", why or "refused"))

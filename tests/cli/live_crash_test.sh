@@ -20,7 +20,9 @@ ln -s "$ROOT/hooks/hostpath-storage" "$REPO/addons/hostpath-storage"
 printf 'microk8s-addons:\n  addons:\n    - name: hostpath-storage\n' > "$REPO/addons.yaml"
 FIX="$ROOT/hooks/hostpath-storage/fixtures/cluster-1.1.0.yaml"
 export SNAP_DATA="$TMP/snap"
-U() { "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --addons "$REPO" --state-dir "$S" "$@"; }
+# a live upgrade says yes to its consent question (docs/security.md "Consent")
+U() { c=$1; shift; [ "$c" = upgrade ] && set -- --yes "$@"
+  "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --addons "$REPO" --state-dir "$S" "$c" "$@"; }
 fresh() {   # reset the server to the fixture; baseline its objects
   ctl POST reset >/dev/null
   ctl POST seed "$FIX" >/dev/null

@@ -134,7 +134,15 @@ EOF
 ctl POST seed "$(cat "$TMP/seed.yaml")" >/dev/null
 sleep 1     # let the fake's controller finish the seeded rollout
 
+# a live upgrade says yes to its consent question (docs/security.md
+# "Consent"): --yes after the command word
 run() {
+  n=$# yes=
+  for a in "$@"; do
+    if [ -z "$yes" ] && [ "$a" = upgrade ]; then set -- "$@" upgrade --yes; yes=1
+    else set -- "$@" "$a"; fi
+  done
+  shift "$n"
   SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home \
     timeout 120 "$UPHOOK" --kubeconfig "$KC" --addons "$ADDONS" \
     --state-dir "$TMP/state" "$@" >"$OUT" 2>&1

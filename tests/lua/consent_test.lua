@@ -20,12 +20,13 @@ local function with_confirm(confirm, body)
 end
 
 local function asker(answer, why)
-  local asked = {}
-  return function(lines)
+  local asked, whats = {}, {}
+  return function(lines, what)
     asked[#asked + 1] = table.concat(lines, "\n")
+    whats[#whats + 1] = what
     if answer then return true end
-    return nil, why
-  end, asked
+    return false, why
+  end, asked, whats
 end
 
 local function env(st)
@@ -43,13 +44,14 @@ end)
 t.case("the first upgrade asks; refused: exit 4, nothing changed, no state", function()
   local e = env()
   local before = e:snapshot()
-  local confirm, asked = asker(false, "no TTY to ask and no --yes")
+  local confirm, asked, whats = asker(false, "no TTY to ask and no --yes")
   local r
   with_confirm(confirm, function() r = e:upgrade {} end)
   t.eq(r.code, 4, r.error)
   t.eq(#asked, 1)
   t.match(asked[1], "first upgrade of hello by uphook %(1%.1%.0 %-> 1%.2%.0%)")
   t.match(asked[1], "kube:default")
+  t.eq(whats[1], "the first upgrade of hello (permissions: kube:default)")
   t.match(r.error, "not upgraded: the first upgrade of hello %(permissions: "
     .. "kube:default%) needs your yes %(no TTY to ask and no %-%-yes%)")
   t.eq(e:snapshot(), before)

@@ -308,7 +308,7 @@ def test_upgrades(s, fake):
     check("a second upgrade has nothing to do (exit 0)",
           r.code == 0 and "already at 1.1.0" in r.all, r)
 
-    r = s.microk8s("upgrade", "community/hello")
+    r = s.microk8s("upgrade", "community/hello", "--yes")
     cm = fake.get("ConfigMap", "hello-upgrade", "default")
     check("`microk8s upgrade community/hello` runs that repository's hook",
           r.code == 0 and cm and cm["data"]["repo"] == "community", r)
@@ -396,6 +396,12 @@ def main():
             finish()
         seed = [deployment("coredns", "kube-system", "coredns:1.0.0")]
         seed += [deployment(n, "default", n + ":1.0.0") for n in ("legacy", "nohook", "hello")]
+        # dns's state from an earlier upgrade that was granted kube:kube-system, so
+        # `microk8s upgrade dns:8.8.8.8` needs no yes (docs/security.md "Consent");
+        # community/hello's first upgrade gets --yes
+        seed += [{"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": "uphook-dns", "namespace": "kube-system"},
+                  "data": {"version": "1.0.0", "permissions": "- kube:kube-system\n"}}]
         fake.call("POST", "seed", json.dumps(seed))
         s = Snap(tmp, snap, fake)
         test_usage(s)

@@ -117,13 +117,13 @@ if unshare -u true 2>/dev/null; then
       SNAP_COMMON="$TMP/b" HOME="$TMP/home" timeout 60 "$UPHOOK" --kubeconfig "$KC" \
       --addons "$REPO" --state-dir "$TMP/b-state" "$@"
   }
-  run other upgrade slow
+  run other upgrade --yes slow
   expect "upgrade on another node refuses with exit 6 naming this node" 6 \
     "on node $THIS left a journal there: run 'uphook recover slow' on $THIS"
   run U recover slow
   expect "recover on this node undoes the change and releases the Lease" 0 \
     "Recovered slow: 1 change undone" "released the Lease"
-  run other upgrade slow
+  run other upgrade --yes slow
   expect "then the other node upgrades" 0 "Upgraded slow"
 else
   RC=1; echo "unshare -u is not permitted here" >"$OUT"

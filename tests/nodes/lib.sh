@@ -65,7 +65,15 @@ repo() {
 # U ARGS...: uphook as this node ($SNAP_DATA=$TMP/this, state in $TMP/state);
 # UX ARGS... the same in place of the calling (sub)shell, so that
 # `(UX upgrade x) &` leaves uphook's own PID in $!
+# A live upgrade says yes to its consent question (the first upgrade, new
+# permissions: docs/security.md "Consent"): --yes after the command word.
 UX() {
+  n=$# yes=
+  for a in "$@"; do
+    if [ -z "$yes" ] && [ "$a" = upgrade ]; then set -- "$@" upgrade --yes; yes=1
+    else set -- "$@" "$a"; fi
+  done
+  shift "$n"
   SNAP_DATA=$TMP/this SNAP_COMMON=$TMP/common HOME=$TMP/home \
     UPHOOK_SNAPCTL=$TMP/snapctl NODE_NAME=$THIS FAKE_PORT=$PORT \
     exec ${WRAP:-} "$UPHOOK" --kubeconfig "${UKC:-$KC}" --addons "$REPO" \
