@@ -1,7 +1,7 @@
--- expect: 0 !! PRIVILEGED: root on the nodes or in the cluster
+-- expect: 0 ^  - Pod default/p: hostNetwork; container c: capability SYS_ADMIN$
 -- command: plan
--- (and the entry: "  - Pod default/p: hostNetwork; container c: capability SYS_ADMIN",
--- checked by tests/lua/podsecurity_test.lua)
+-- (under "!! PRIVILEGED: root on the nodes or in the cluster
+-- (kube:privileged):", whose rendering tests/lua/podsecurity_test.lua checks)
 -- issue 15 point 7: with kube:privileged declared, plan names the object
 -- and why it needs it.
 return { version = "2.0.0", from = ">=1.0.0",
