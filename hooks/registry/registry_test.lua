@@ -188,3 +188,13 @@ t.case("plan changes nothing and shows the grown claim", function()
 end)
 
 t.each_fault(function() return env() end)
+
+t.case("state saved by uphook is used instead of detect; its saved size is kept", function()
+  local e = env { fixture = "cluster-2.8.1.yaml",
+    state = { version = "2.8.1", params = { size = "40Gi", storageclass = "ssd-expandable" } } }
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(#e:state().history, 1)
+  t.eq(e:state().history[1].from, "2.8.1")
+  t.eq(size(e), "40Gi")
+end)
