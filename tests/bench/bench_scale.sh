@@ -1,0 +1,117 @@
+#!/bin/sh
+# Apply at scale (issue 19): one uphook upgrade whose hook is one
+# kube.apply of N ConfigMaps, against `kubectl apply --server-side
+# --validate=false -f` of the same file (one process), side by side in this
+# one run, over TLS to the same fake API server (tests/fakes/apiserver.py).
+# Before every run the server is reset and the N objects seeded as an
+# earlier version left them, so that both tools change every object.
+# Prints for each N the medians of RUNS runs, their ratio, uphook's
+# requests per object (the server's request log) and uphook's peak RSS.
+#   sh tests/bench/bench_scale.sh [build]     SIZES="50 200 800" RUNS=5
+set -u
+ROOT=$(pwd)
+BUILD=${BUILD:-${1:-build}}
+UPHOOK=${UPHOOK:-$ROOT/$BUILD/uphook}
+RUNS=${RUNS:-5}
+SIZES=${SIZES:-50 200 800}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench_scale.XXXXXX")
+PIDS=""
+cleanup() {
+  for p in $PIDS; do kill "$p" 2>/dev/null; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+command -v kubectl >/dev/null || { echo "kubectl is not installed"; exit 1; }
+SRV=$TMP/srv
+mkdir -p "$SRV"
+: >"$SRV/stdout"
+python3 tests/fakes/apiserver.py --dir "$SRV" --quiet >"$SRV/stdout" 2>&1 &
+PIDS="$PIDS $!"
+i=0
+while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do
+  sleep 0.1; i=$((i + 1))
+done
+PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
+[ -n "$PORT" ] || { echo "the fake API server did not start"; exit 1; }
+KC=$SRV/kubeconfig
+CTL=http://127.0.0.1:$PORT/_fake
+
+kc() { HOME=$TMP/home KUBECONFIG=$KC kubectl --cache-dir "$TMP/kcache" "$@"; }
+
+# N ConfigMaps in namespace bench; $2 is the value of their data
+objects() {
+  i=1
+  while [ "$i" -le "$1" ]; do
+    printf -- 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\n  namespace: bench\n  labels: {app: bench, tier: "%d"}\ndata:\n  level: "%s"\n  config.yaml: |\n    server:\n      port: %d\n      replicas: 3\n    log: info\n---\n' \
+      "$i" $((i % 7)) "$2" $((8000 + i))
+    i=$((i + 1))
+  done
+}
+
+ADDONS=$TMP/repo
+mkdir -p "$ADDONS/addons/bench" "$TMP/snap_data" "$TMP/snap_common"
+printf 'microk8s-addons:\n  addons:\n    - name: bench\n      description: bench\n      version: "1.0.1"\n      check_status: "x"\n      supported_architectures: [amd64, arm64]\n' \
+  >"$ADDONS/addons.yaml"
+cat >"$ADDONS/addons/bench/upgrade.lua" <<'EOF'
+return {
+  version = "1.0.1", from = "1.0.0", permissions = { "kube:bench" },
+  detect = function() return "1.0.0" end,
+  upgrade = function() kube.apply(addon.read("objects.yaml")) end,
+}
+EOF
+
+uphook_cmd() {
+  SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home \
+    "$@" "$UPHOOK" --kubeconfig "$KC" --addons "$ADDONS" \
+    --state-dir "$TMP/state" -q upgrade bench
+}
+# the world before each run: a fresh server with the N objects at level 1
+reset_state() {
+  curl -sS -X POST "$CTL/reset" >/dev/null
+  curl -sS -X POST --data-binary @"$TMP/seed.yaml" "$CTL/seed" >/dev/null
+  curl -sS -X DELETE "$CTL/requests" >/dev/null
+}
+now() { date +%s.%N; }
+median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+requests() {
+  curl -sS "$CTL/requests" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'
+}
+
+printf '| N | uphook s | kubectl s | uphook / kubectl | uphook requests / object | uphook peak RSS |\n'
+printf '|---:|---:|---:|---:|---:|---:|\n'
+for N in $SIZES; do
+  { printf -- 'apiVersion: v1\nkind: Namespace\nmetadata: {name: bench}\n---\n'
+    objects "$N" 1; } >"$TMP/seed.yaml"
+  objects "$N" 2 >"$ADDONS/addons/bench/objects.yaml"
+  cp "$ADDONS/addons/bench/objects.yaml" "$TMP/objects.yaml"
+  reset_state
+  kc apply --server-side --validate=false --force-conflicts --field-manager=bench \
+    -f "$TMP/objects.yaml" >/dev/null || exit 1   # warms kubectl's cache
+  : >"$TMP/uh.times"; : >"$TMP/kc.times"
+  r=0
+  while [ $r -lt "$RUNS" ]; do
+    reset_state
+    t0=$(now)
+    uphook_cmd >"$TMP/uh.out" 2>&1 || { cat "$TMP/uh.out"; exit 1; }
+    t1=$(now)
+    echo "$t1 - $t0" | bc >>"$TMP/uh.times"
+    [ $r -eq 0 ] && nreq=$(requests)
+    reset_state
+    t0=$(now)
+    kc apply --server-side --validate=false --force-conflicts --field-manager=bench \
+      -f "$TMP/objects.yaml" >/dev/null || exit 1
+    t1=$(now)
+    echo "$t1 - $t0" | bc >>"$TMP/kc.times"
+    r=$((r + 1))
+  done
+  reset_state
+  uphook_cmd /usr/bin/time -v -o "$TMP/rss" >/dev/null 2>&1
+  rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$TMP/rss")
+  mu=$(median "$TMP/uh.times"); mk=$(median "$TMP/kc.times")
+  printf '| %d | %.3f | %.3f | %.2fx | %.2f | %.1f MiB |\n' "$N" "$mu" "$mk" \
+    "$(echo "$mu / $mk" | bc -l)" "$(echo "$nreq / $N" | bc -l)" \
+    "$(echo "$rss / 1024" | bc -l)"
+done
+echo "goal (issue 19): uphook / kubectl <= 0.75x at N = 800, RSS <= 16 MiB"
