@@ -26,12 +26,25 @@ typedef struct buf {
   int over;                     /* more than max arrived */
 } buf;
 
+#define POOL 8                  /* most requests in flight (request_many) */
+#define MANY_MAX 256            /* requests in one request_many */
+
+typedef struct pslot {           /* one transfer of request_many */
+  CURL *h;
+  buf body;
+  struct curl_slist *hs;
+  char errbuf[CURL_ERROR_SIZE];
+  int busy;
+} pslot;
+
 typedef struct client {
   uh_kubeconfig kc;
   CURL *h;                      /* requests */
   CURL *w;                      /* watches */
   buf body;
   char errbuf[CURL_ERROR_SIZE];
+  CURLM *m;                     /* request_many: its connections stay open */
+  pslot pool[POOL];
   int closed;
 } client;
 
@@ -130,22 +143,23 @@ typedef struct req {
   size_t blen;
 } req;
 
-static CURLcode perform(client *c, CURL *h, const req *r, long timeout_ms,
-                        long *status)
+/* Set h up for r, its answer going to body; *hs: the headers, freed by
+ * the caller once the transfer ended. */
+static CURLcode prepare(client *c, CURL *h, const req *r, long timeout_ms,
+                        buf *body, struct curl_slist **hs)
 {
   char url[UH_KC_SERVER_MAX + 8192], hdr[512];
-  struct curl_slist *hs = NULL, *t;
-  CURLcode rc;
+  struct curl_slist *t;
   snprintf(url, sizeof url, "%s%s", c->kc.server, r->path);
   snprintf(hdr, sizeof hdr, "Accept: %s", r->accept);
-  hs = curl_slist_append(hs, hdr);
-  if (hs && r->body) {
+  *hs = curl_slist_append(NULL, hdr);
+  if (*hs && r->body) {
     snprintf(hdr, sizeof hdr, "Content-Type: %s",
              r->ctype ? r->ctype : "application/json");
-    hs = (t = curl_slist_append(hs, hdr)) ? t : hs;
-    hs = (t = curl_slist_append(hs, "Expect:")) ? t : hs;
+    *hs = (t = curl_slist_append(*hs, hdr)) ? t : *hs;
+    *hs = (t = curl_slist_append(*hs, "Expect:")) ? t : *hs;
   }
-  if (!hs)
+  if (!*hs)
     return CURLE_OUT_OF_MEMORY;
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
@@ -155,20 +169,36 @@ static CURLcode perform(client *c, CURL *h, const req *r, long timeout_ms,
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->blen);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
   }
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hs);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hs);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &c->body);
-  c->body.len = 0;
-  c->body.over = 0;
-  c->body.max = BODY_MAX;
-  c->errbuf[0] = '\0';
-  *status = 0;
-  rc = curl_easy_perform(h);
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+  body->len = 0;
+  body->over = 0;
+  body->max = BODY_MAX;
+  return CURLE_OK;
+}
+
+static void unprepare(CURL *h, struct curl_slist **hs)
+{
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
-  curl_slist_free_all(hs);
+  curl_slist_free_all(*hs);
+  *hs = NULL;
+}
+
+static CURLcode perform(client *c, CURL *h, const req *r, long timeout_ms,
+                        long *status)
+{
+  struct curl_slist *hs = NULL;
+  CURLcode rc = prepare(c, h, r, timeout_ms, &c->body, &hs);
+  c->errbuf[0] = '\0';
+  *status = 0;
+  if (rc == CURLE_OK) {
+    rc = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+  }
+  unprepare(h, &hs);
   return rc;
 }
 
@@ -240,30 +270,20 @@ static int push_response(lua_State *L, client *c, CURL *h, long status)
 static const char *const METHODS[] = { "DELETE", "GET", "PATCH", "POST",
                                        "PUT", NULL };
 
-static int client_request(lua_State *L)
+/* One request with its retries: pushes status, body, content type, or
+ * nil and the message. */
+static int do_request(lua_State *L, client *c, const req *r, double timeout)
 {
-  client *c = checkclient(L);
-  req r;
-  double timeout, deadline;
-  CURL *h;
-  r.method = METHODS[luaL_checkoption(L, 2, NULL, METHODS)];
-  r.path = luaL_checkstring(L, 3);
-  r.body = luaL_optlstring(L, 4, NULL, &r.blen);
-  r.ctype = luaL_optstring(L, 5, NULL);
-  timeout = luaL_optnumber(L, 6, 30);
-  r.accept = luaL_optstring(L, 7, "application/json");
-  luaL_argcheck(L, r.path[0] == '/' && strlen(r.path) < 8000, 3,
-                "an absolute path under 8000 bytes expected");
-  luaL_argcheck(L, timeout > 0, 6, "timeout must be positive");
-  if (!(h = handle(c, &c->h)))
+  double deadline = uh_monotonic() + timeout;
+  CURL *h = handle(c, &c->h);
+  if (!h)
     return luaL_error(L, "libcurl initialisation failed");
-  deadline = uh_monotonic() + timeout;
   for (int attempt = 1;; attempt++) {
     double left = deadline - uh_monotonic(), d;
     long status = 0;
-    CURLcode rc = perform(c, h, &r, left > 0.001 ? (long)(left * 1000) : 1L,
+    CURLcode rc = perform(c, h, r, left > 0.001 ? (long)(left * 1000) : 1L,
                           &status);
-    int again = rc == CURLE_OK ? retry_status(status) : retry_rc(rc, r.method);
+    int again = rc == CURLE_OK ? retry_status(status) : retry_rc(rc, r->method);
     if (again && attempt < MAX_ATTEMPTS &&
         uh_monotonic() + (d = backoff(h, attempt, rc == CURLE_OK ? status : 0))
         < deadline) {
@@ -271,9 +291,222 @@ static int client_request(lua_State *L)
       continue;
     }
     if (rc != CURLE_OK)
-      return push_neterr(L, c, &r, rc, timeout);
+      return push_neterr(L, c, r, rc, timeout);
     return push_response(L, c, h, status);
   }
+}
+
+static void check_path(lua_State *L, const char *path, int arg)
+{
+  luaL_argcheck(L, path[0] == '/' && strlen(path) < 8000, arg,
+                "an absolute path under 8000 bytes expected");
+}
+
+static int client_request(lua_State *L)
+{
+  client *c = checkclient(L);
+  req r;
+  double timeout;
+  r.method = METHODS[luaL_checkoption(L, 2, NULL, METHODS)];
+  r.path = luaL_checkstring(L, 3);
+  r.body = luaL_optlstring(L, 4, NULL, &r.blen);
+  r.ctype = luaL_optstring(L, 5, NULL);
+  timeout = luaL_optnumber(L, 6, 30);
+  r.accept = luaL_optstring(L, 7, "application/json");
+  check_path(L, r.path, 3);
+  luaL_argcheck(L, timeout > 0, 6, "timeout must be positive");
+  return do_request(L, c, &r, timeout);
+}
+
+/* ---- requests in parallel ---- */
+
+/* One request of request_many: where it stands. */
+typedef struct mreq {
+  req r;
+  CURLcode rc;
+  long status;
+  int slot;                     /* -1: not started or ended */
+  int done;
+} mreq;
+
+/* Read requests[i] = {method, path, body?, content_type?}. */
+static void read_mreq(lua_State *L, mreq *m, lua_Integer i)
+{
+  if (lua_rawgeti(L, 2, i) != LUA_TTABLE)
+    luaL_error(L, "bad argument #1 to 'request_many' (request %d is not a "
+               "table)", (int)i);
+  lua_rawgeti(L, -1, 1);
+  m->r.method = METHODS[luaL_checkoption(L, -1, NULL, METHODS)];
+  lua_rawgeti(L, -2, 2);
+  m->r.path = luaL_checkstring(L, -1);
+  check_path(L, m->r.path, 2);
+  lua_rawgeti(L, -3, 3);
+  m->r.body = luaL_optlstring(L, -1, NULL, &m->r.blen);
+  lua_rawgeti(L, -4, 4);
+  m->r.ctype = luaL_optstring(L, -1, NULL);
+  m->r.accept = "application/json";
+  m->slot = -1;
+  lua_pop(L, 5);                /* the requests table keeps the strings */
+}
+
+/* Start m on a free slot; 0, or -1 when it cannot start (then it is
+ * done, with its libcurl code). */
+static int start_mreq(client *c, mreq *m, size_t i, long timeout_ms)
+{
+  int k = 0;                    /* a slot is free: fewer than POOL in flight */
+  pslot *s;
+  while (k < POOL && c->pool[k].busy)
+    k++;
+  s = &c->pool[k];
+  if (!s->h && !(s->h = new_handle(c)))
+    m->rc = CURLE_FAILED_INIT;
+  else if ((m->rc = prepare(c, s->h, &m->r, timeout_ms, &s->body, &s->hs))
+           == CURLE_OK) {
+    s->errbuf[0] = '\0';
+    curl_easy_setopt(s->h, CURLOPT_ERRORBUFFER, s->errbuf);
+    curl_easy_setopt(s->h, CURLOPT_PRIVATE, (void *)i);
+    if (curl_multi_add_handle(c->m, s->h) == CURLM_OK) {
+      s->busy = 1;
+      m->slot = k;
+      return 0;
+    }
+    m->rc = CURLE_FAILED_INIT;
+  }
+  if (s->h)
+    unprepare(s->h, &s->hs);
+  m->done = 1;
+  return -1;
+}
+
+/* results[i] = {status = , body = } or {error = message}. */
+static void push_mresult(lua_State *L, client *c, mreq *m, pslot *s,
+                         double timeout, lua_Integer i)
+{
+  lua_createtable(L, 0, 2);
+  if (m->rc == CURLE_OK) {
+    lua_pushinteger(L, m->status);
+    lua_setfield(L, -2, "status");
+    lua_pushlstring(L, s->body.p ? s->body.p : "", s->body.len);
+    lua_setfield(L, -2, "body");
+  } else {
+    const char *why = s && s->errbuf[0] ? s->errbuf : curl_easy_strerror(m->rc);
+    if (m->rc == CURLE_OPERATION_TIMEDOUT)
+      lua_pushfstring(L, "%s %s%s: no answer within %fs", m->r.method,
+                      c->kc.server, m->r.path, timeout);
+    else if (m->rc == CURLE_WRITE_ERROR && s && s->body.over)
+      lua_pushfstring(L, "%s %s%s: the response is larger than %d MiB",
+                      m->r.method, c->kc.server, m->r.path,
+                      (int)(BODY_MAX >> 20));
+    else
+      lua_pushfstring(L, "%s %s%s: cannot reach the API server: %s",
+                      m->r.method, c->kc.server, m->r.path, why);
+    lua_setfield(L, -2, "error");
+  }
+  lua_rawseti(L, 4, i);
+}
+
+/* Note the transfers that ended; their slots are free again. */
+static void reap(lua_State *L, client *c, mreq *ms, double timeout,
+                 int *inflight)
+{
+  CURLMsg *msg;
+  int left;
+  while ((msg = curl_multi_info_read(c->m, &left)) != NULL) {
+    char *priv = NULL;
+    mreq *m;
+    pslot *s;
+    if (msg->msg != CURLMSG_DONE)
+      continue;
+    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+    m = &ms[(size_t)priv];
+    s = &c->pool[m->slot];
+    m->rc = msg->data.result;
+    curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &m->status);
+    curl_multi_remove_handle(c->m, s->h);
+    unprepare(s->h, &s->hs);
+    curl_easy_setopt(s->h, CURLOPT_ERRORBUFFER, NULL);
+    m->done = 1;
+    /* what the server would have us retry is tried again in order */
+    if (!(m->rc == CURLE_OK ? retry_status(m->status)
+          : retry_rc(m->rc, m->r.method)))
+      push_mresult(L, c, m, s, timeout, (lua_Integer)(m - ms) + 1);
+    s->busy = 0;
+    m->slot = -1;
+    (*inflight)--;
+  }
+}
+
+/* client:request_many(requests, timeout_s, parallel): at most parallel
+ * (1 to POOL, default 4) at once over
+ * kept connections (HTTP/2 streams where the server speaks it); the
+ * answers in the requests' order. A request the server asks to retry
+ * (429, 5xx) or whose connection failed is then tried again alone, with
+ * request's retries. */
+static int client_request_many(lua_State *L)
+{
+  client *c = checkclient(L);
+  lua_Integer n;
+  double timeout = luaL_optnumber(L, 3, 30);
+  lua_Integer par = luaL_optinteger(L, 4, 4);
+  size_t next = 0;
+  int inflight = 0;
+  mreq *ms;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  n = luaL_len(L, 2);
+  luaL_argcheck(L, n >= 1 && n <= MANY_MAX, 2, "1 to 256 requests expected");
+  luaL_argcheck(L, timeout > 0, 3, "timeout must be positive");
+  luaL_argcheck(L, par >= 1 && par <= POOL, 4, "1 to 8 requests at once");
+  lua_settop(L, 3);
+  ms = lua_newuserdatauv(L, sizeof *ms * (size_t)n, 0);
+  memset(ms, 0, sizeof *ms * (size_t)n);
+  for (lua_Integer i = 1; i <= n; i++)
+    read_mreq(L, &ms[i - 1], i);
+  lua_createtable(L, (int)n, 0);                      /* 5: results */
+  lua_rotate(L, 4, 1);                                /* results at 4 */
+  if (!c->m && !(c->m = curl_multi_init()))
+    return luaL_error(L, "libcurl initialisation failed");
+  while (next < (size_t)n || inflight > 0) {
+    int running = 0;
+    while (inflight < par && next < (size_t)n) {
+      if (start_mreq(c, &ms[next], next, (long)(timeout * 1000) + 1) == 0)
+        inflight++;
+      else
+        push_mresult(L, c, &ms[next], NULL, timeout, (lua_Integer)next + 1);
+      next++;
+    }
+    if (curl_multi_perform(c->m, &running) != CURLM_OK) {
+      for (int k = 0; k < POOL; k++)
+        if (c->pool[k].busy) {
+          curl_multi_remove_handle(c->m, c->pool[k].h);
+          unprepare(c->pool[k].h, &c->pool[k].hs);
+          c->pool[k].busy = 0;
+        }
+      return luaL_error(L, "libcurl: the parallel requests failed");
+    }
+    reap(L, c, ms, timeout, &inflight);
+    if (inflight > 0 && running > 0)
+      curl_multi_poll(c->m, NULL, 0, 200, NULL);
+  }
+  for (lua_Integer i = 1; i <= n; i++) {
+    if (lua_rawgeti(L, 4, i) == LUA_TNIL) {        /* to be retried */
+      int k = do_request(L, c, &ms[i - 1].r, timeout);
+      lua_createtable(L, 0, 2);
+      if (lua_isnil(L, -1 - k)) {
+        lua_pushvalue(L, -1 - k + 1);
+        lua_setfield(L, -2, "error");
+      } else {
+        lua_pushvalue(L, -1 - k);
+        lua_setfield(L, -2, "status");
+        lua_pushvalue(L, -1 - k + 1);
+        lua_setfield(L, -2, "body");
+      }
+      lua_rawseti(L, 4, i);
+      lua_pop(L, k);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, 4);
+  return 1;
 }
 
 /* ---- watch ---- */
@@ -437,6 +670,19 @@ static int client_close(lua_State *L)
   if (c->w)
     curl_easy_cleanup(c->w);
   c->h = c->w = NULL;
+  for (int i = 0; i < POOL; i++) {
+    if (c->pool[i].h) {
+      if (c->m)
+        curl_multi_remove_handle(c->m, c->pool[i].h);
+      curl_easy_cleanup(c->pool[i].h);
+    }
+    free(c->pool[i].body.p);
+    c->pool[i].h = NULL;
+    c->pool[i].body.p = NULL;
+  }
+  if (c->m)
+    curl_multi_cleanup(c->m);
+  c->m = NULL;
   free(c->body.p);
   c->body.p = NULL;
   uh_kubeconfig_free(&c->kc);
@@ -504,6 +750,7 @@ static const luaL_Reg client_methods[] = {
   { "file", client_file },
   { "namespace", client_namespace },
   { "request", client_request },
+  { "request_many", client_request_many },
   { "server", client_server },
   { "watch", client_watch },
   { NULL, NULL }
