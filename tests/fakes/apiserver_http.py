@@ -131,6 +131,14 @@ class Handler(BaseHTTPRequestHandler):
             return None
         text = raw.decode("utf-8", "replace")
         try:
+            # a YAML body that is JSON (what kubectl and uphook send) is
+            # read as JSON, as the real server's YAML-to-JSON step leaves
+            # it: and PyYAML's pure-Python reader would cost ~1.5 ms each
+            if "yaml" in ctype and text.lstrip().startswith("{"):
+                try:
+                    return json.loads(text)
+                except ValueError:
+                    pass
             if "yaml" in ctype:
                 docs = load_yaml_all(text)
                 return docs[0] if docs else None
