@@ -370,25 +370,18 @@ function Live:_predict_upgrade(stored, upgraded)
   return stored
 end
 
----Server-side apply. Returns the stored object and created, configured
----or unchanged (under dry_run: what the server would store; with
----managed_fields, what it would store after set_managed_fields).
----@param obj table
----@param opts table|nil {dry_run=, prior=, managed_fields=}
----@return table stored
----@return string action
-function Live:apply(obj, opts)
+-- The PATCH of a server-side apply: its path (with the query) and body.
+function Live:_apply_request(obj, opts)
   local info, md, ns = self:_body(obj, "apply")
-  local path = path_of(info, ns, md.name)
-  -- the engine has just read the object: no second GET for the action
-  local prior = opts and opts.prior
-  if prior == nil then prior = self:_json("GET", path, nil, nil, OK, 404) end
-  if prior == false then prior = nil end
-  local dry = opts and opts.dry_run
   local q = "?fieldManager=" .. kinds.FIELD_MANAGER .. "&force=true"
-    .. (dry and "&dryRun=All" or "")
-  local stored = fill(self:_json("PATCH", path .. q, self:_encode(obj),
-    M.APPLY_TYPE, WRITTEN), info)
+    .. (opts and opts.dry_run and "&dryRun=All" or "")
+  return info, path_of(info, ns, md.name), q, self:_encode(obj)
+end
+
+-- What an apply's answer means: the stored object and the action.
+function Live:_apply_result(info, stored, prior, opts)
+  local dry = opts and opts.dry_run
+  stored = fill(stored, info)
   if dry and prior and opts.managed_fields then
     stored = self:_predict_upgrade(stored, opts.managed_fields)
   end
@@ -397,6 +390,71 @@ function Live:apply(obj, opts)
     return stored, "unchanged"
   end
   return stored, "configured"
+end
+
+---Server-side apply. Returns the stored object and created, configured
+---or unchanged (under dry_run: what the server would store; with
+---managed_fields, what it would store after set_managed_fields).
+---@param obj table
+---@param opts table|nil {dry_run=, prior=, managed_fields=}
+---@return table stored
+---@return string action
+function Live:apply(obj, opts)
+  local info, path, q, body = self:_apply_request(obj, opts)
+  -- the engine has just read the object: no second GET for the action
+  local prior = opts and opts.prior
+  if prior == nil then prior = self:_json("GET", path, nil, nil, OK, 404) end
+  if prior == false then prior = nil end
+  local stored = self:_json("PATCH", path .. q, body, M.APPLY_TYPE, WRITTEN)
+  return self:_apply_result(info, stored, prior, opts)
+end
+
+function Live:_apply_answer(p, a, opts)
+  if a.error then raise(a.error) end
+  if not WRITTEN[a.status] then
+    raise(self:_status_error(a.status, a.body, "PATCH", p.path))
+  end
+  local prior = opts and opts.prior or nil
+  return self:_apply_result(p.info, self:_decode(a.body, "PATCH", p.path),
+    prior, opts)
+end
+
+M.PARALLEL_MAX = 256   -- applies in one apply_many (client:request_many)
+M.PARALLEL = 4         -- requests in flight at once (apply_many)
+
+---Several server-side applies at once (at most 4 in flight, over kept
+---connections), each as `apply` with its opts (whose prior is given:
+---the object, or false when absent). The results in the items' order:
+---{ok=true, stored=, action=} or {ok=false, error=} (what apply raises).
+---@param items {obj: table, opts: table}[]
+---@return table[]
+function Live:apply_many(items)
+  assert(#items >= 1 and #items <= M.PARALLEL_MAX,
+    "apply_many: 1 to " .. M.PARALLEL_MAX .. " items")
+  local reqs, prep, out = {}, {}, {}
+  for i, it in ipairs(items) do
+    local ok, info, path, q, body = pcall(self._apply_request, self, it.obj,
+      it.opts)
+    if ok then
+      prep[i] = { info = info, path = path .. q }
+      reqs[#reqs + 1] = { "PATCH", path .. q, body, M.APPLY_TYPE }
+      prep[i].at = #reqs
+    else
+      out[i] = { ok = false, error = info }
+    end
+  end
+  local answers = #reqs > 0
+    and self.client:request_many(reqs, self:_timeout(), M.PARALLEL) or {}
+  for i, it in ipairs(items) do
+    local p = prep[i]
+    if p then
+      local ok, stored, action = pcall(self._apply_answer, self, p,
+        answers[p.at], it.opts)
+      out[i] = ok and { ok = true, stored = stored, action = action }
+        or { ok = false, error = stored }
+    end
+  end
+  return out
 end
 
 local MANAGED = "?fieldManager=" .. kinds.FIELD_MANAGER

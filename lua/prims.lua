@@ -6,6 +6,7 @@
 --- detect/check/verify, plan recording, journaling, labels. The backend
 --- only touches the world.
 local rollback = require "uphook.rollback"
+local batch = require "uphook.batch"
 local plan = require "uphook.plan"
 local kinds = require "uphook.kinds"
 local names = require "uphook.names"
@@ -119,8 +120,11 @@ end
 --- Pods and pod templates outside the Pod Security Standards baseline,
 --- and RBAC that hands out everything, need kube:privileged as well as
 --- their namespace's permission; the plan names them and why.
-local function need_privileged(run, obj)
+local function need_privileged(run, obj, pending)
   local why = podsecurity.reasons(obj, function(kind, name, ns)
+    -- a role applied before in the same batch, not sent yet
+    local p = pending and pending[pkey(kind, name, ns)]
+    if p then return p end
     if run.plan and run.planned[pkey(kind, name, ns)] ~= nil then
       return run.planned[pkey(kind, name, ns)] or nil
     end
@@ -235,8 +239,102 @@ end
 local H = {}   -- handlers by primitive name
 
 
+-- One object of a kube.apply batch, stamped and checked, with its prior.
+local function apply_item(run, obj, opts, reader, pending)
+  stamp(run, obj, opts.namespace)
+  need_kube(run, obj, "kube.apply")
+  need_privileged(run, obj, pending)
+  local key = ref(obj)
+  local pk = pkey(obj.kind, key.name, key.namespace)
+  pending[pk] = obj
+  local it = { obj = obj, key = key, pk = pk }
+  if run.plan and run.planned[pk] ~= nil then
+    it.planned = true
+  else
+    it.prior = reader:get(obj)
+    it.upgraded = csa_upgrade(it.prior)
+  end
+  return it
+end
+
+-- The request of each item: a server dry run under plan; else, after the
+-- batch's priors are journaled, the client-side apply upgrade first.
+local function apply_requests(run, items)
+  local send = {}
+  if not run.plan then
+    local recs = {}
+    for _, it in ipairs(items) do
+      recs[#recs + 1] = { op = "kube", ref = it.key, prior = it.prior,
+        applied = it.obj }
+    end
+    rollback.record_all(run, recs)
+  end
+  for _, it in ipairs(items) do
+    if run.plan and not it.planned then
+      it.opts = { dry_run = true, prior = it.prior or false,
+        managed_fields = it.upgraded }
+    elseif not run.plan then
+      local base = it.prior
+      if it.upgraded then
+        base = run.backend:set_managed_fields(kinds.gvk(it.obj), it.key.name,
+          it.key.namespace, it.upgraded, it.prior.metadata.resourceVersion)
+      end
+      it.opts = { prior = base or false }
+    end
+    if it.opts then send[#send + 1] = it end
+  end
+  return send
+end
+
+-- A batch of kube.apply: checked, its priors read and journaled (one
+-- fdatasync), sent together, then what the server stored journaled (one
+-- fdatasync) before each counts as changed, in order. The first failure
+-- is raised once every object of the batch that changed is journaled
+-- (sent in parallel, objects after it may have changed too).
+local function apply_batch(run, objs, opts, reader, results)
+  local items, pending = {}, {}
+  for i, obj in ipairs(objs) do
+    items[i] = apply_item(run, obj, opts, reader, pending)
+  end
+  local send = apply_requests(run, items)
+  local answers = #send > 0 and batch.send(run.backend, send) or {}
+  for i, it in ipairs(send) do it.answer = answers[i] end
+  local made, failed = {}, nil
+  for _, it in ipairs(items) do
+    local prior, stored, action = it.prior, nil, nil
+    if it.planned then
+      prior, stored, action = nil, it.obj, "created"
+      run.planned[it.pk] = it.obj
+    elseif it.answer == nil then
+      -- never sent: a failure before it stopped the batch
+    elseif it.answer.ok then
+      stored, action = it.answer.stored, it.answer.action
+      if not run.plan then
+        if it.upgraded and action == "unchanged" then action = "configured" end
+        made[#made + 1] = rollback.made_record(it.key, stored, it.obj)
+      end
+    else
+      failed = failed or it.answer.error
+    end
+    if action then
+      run.applied[pkey(it.obj.kind, it.key.name, stored and stored.metadata
+        and stored.metadata.namespace or it.key.namespace)] = true
+      -- a re-created object shows what changed since it was deleted
+      local before = prior or (action == "created" and run.deleted[it.pk])
+      plan.kube(run, action, it.key, before or nil, stored)
+      if not failed then
+        results[#results + 1] = { kind = it.obj.kind, name = it.key.name,
+          namespace = it.key.namespace, action = action }
+      end
+    end
+  end
+  rollback.record_all(run, made)
+  for _ = 1, #made do rollback.changed(run) end
+  if failed then error(failed, 0) end
+end
+
 ---kube.apply: stamp, permission, journal, apply (or a server dry run
----under plan), plan entry.
+---under plan), plan entry; in batches (lua/batch.lua).
 ---@param run uphook.Run
 ---@param objs string|table a YAML string, an object or a list (checked)
 ---@param opts table|nil {namespace=}
@@ -246,41 +344,9 @@ function H.kube_apply(run, objs, opts)
   checktype(opts.namespace, "string", 2, "apply", true)
   if opts.namespace then names.check_namespace(opts.namespace, "kube.apply") end
   local list, results = objects_of(run, objs), {}
-  for _, obj in ipairs(list) do
-    stamp(run, obj, opts.namespace)
-    need_kube(run, obj, "kube.apply")
-    need_privileged(run, obj)
-    local key = ref(obj)
-    local prior = run.backend:get(kinds.gvk(obj), key.name, key.namespace)
-    local stored, action
-    local pk = pkey(obj.kind, key.name, key.namespace)
-    local upgraded = csa_upgrade(prior)
-    if run.plan and run.planned[pk] ~= nil then
-      prior, stored, action = nil, obj, "created"
-      run.planned[pk] = obj
-    elseif run.plan then
-      stored, action = run.backend:apply(obj, { dry_run = true,
-        prior = prior or false, managed_fields = upgraded })
-    else
-      rollback.record(run, { op = "kube", ref = key, prior = prior,
-        applied = obj })
-      local base = prior
-      if upgraded then
-        base = run.backend:set_managed_fields(kinds.gvk(obj), key.name,
-          key.namespace, upgraded, prior.metadata.resourceVersion)
-      end
-      stored, action = run.backend:apply(obj, { prior = base or false })
-      if upgraded and action == "unchanged" then action = "configured" end
-      rollback.made(run, key, stored, obj)
-      rollback.changed(run)
-    end
-    run.applied[pkey(obj.kind, key.name, stored and stored.metadata
-      and stored.metadata.namespace or key.namespace)] = true
-    -- a re-created object shows what changed since it was deleted
-    local before = prior or (action == "created" and run.deleted[pk])
-    plan.kube(run, action, key, before or nil, stored)
-    results[#results + 1] = { kind = obj.kind, name = key.name,
-      namespace = key.namespace, action = action }
+  local reader = batch.reader(run.backend, list, opts.namespace)
+  for _, objs_b in ipairs(batch.split(list)) do
+    apply_batch(run, objs_b, opts, reader, results)
   end
   return results
 end

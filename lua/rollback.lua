@@ -76,7 +76,8 @@ function M.record(run, rec)
 end
 
 ---Append the records of changes that go out together (another node's
----args, sent at once) durably in one write, before any of them is made.
+---args, a batch of kube.apply) durably in one write, before any of them
+---is made.
 ---@param run table
 ---@param recs table[]
 function M.record_all(run, recs)
@@ -108,9 +109,18 @@ end
 ---@param stored table what the apply returned
 ---@param applied table what uphook applied
 function M.made(run, key, stored, applied)
+  M.record(run, M.made_record(key, stored, applied))
+end
+
+---The record M.made appends, for M.record_all.
+---@param key table the object's ref
+---@param stored table what the apply returned
+---@param applied table what uphook applied
+---@return table record
+function M.made_record(key, stored, applied)
   local md = type(stored) == "table" and stored.metadata or {}
-  M.record(run, { op = "made", ref = key, uid = md.uid,
-    want = M.project(clean(stored), clean(applied)) })
+  return { op = "made", ref = key, uid = md.uid,
+    want = M.project(clean(stored), clean(applied)) }
 end
 
 ---Keep the prior bytes of a file (hard link or copy) and record them; the
