@@ -138,4 +138,27 @@ function M.send(backend, items)
   return out
 end
 
+---The client-side apply upgrades of a batch (items {kind=, name=,
+---namespace=, managed_fields=, resource_version=}): at once through the
+---backend's set_managed_fields_many where it has one, else one by one up
+---to the first failure. Results as send's: {ok=true, stored=} or
+---{ok=false, error=}, nil for one never sent.
+---@param backend table
+---@param items table[]
+---@return table[]
+function M.set_managed_fields(backend, items)
+  if backend.set_managed_fields_many and #items > 1 then
+    return backend:set_managed_fields_many(items)
+  end
+  local out = {}
+  for i, it in ipairs(items) do
+    local ok, stored = pcall(backend.set_managed_fields, backend, it.kind,
+      it.name, it.namespace, it.managed_fields, it.resource_version)
+    out[i] = ok and { ok = true, stored = stored }
+      or { ok = false, error = stored }
+    if not ok then break end
+  end
+  return out
+end
+
 return M

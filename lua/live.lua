@@ -409,52 +409,66 @@ function Live:apply(obj, opts)
   return self:_apply_result(info, stored, prior, opts)
 end
 
-function Live:_apply_answer(p, a, opts)
-  if a.error then raise(a.error) end
-  if not WRITTEN[a.status] then
-    raise(self:_status_error(a.status, a.body, "PATCH", p.path))
-  end
-  local prior = opts and opts.prior or nil
-  return self:_apply_result(p.info, self:_decode(a.body, "PATCH", p.path),
-    prior, opts)
-end
+M.PARALLEL_MAX = 256   -- requests in one _many (client:request_many)
+M.PARALLEL = 4         -- requests in flight at once
 
-M.PARALLEL_MAX = 256   -- applies in one apply_many (client:request_many)
-M.PARALLEL = 4         -- requests in flight at once (apply_many)
-
----Several server-side applies at once (at most 4 in flight, over kept
----connections), each as `apply` with its opts (whose prior is given:
----the object, or false when absent). The results in the items' order:
----{ok=true, stored=, action=} or {ok=false, error=} (what apply raises).
----@param items {obj: table, opts: table}[]
----@return table[]
-function Live:apply_many(items)
-  assert(#items >= 1 and #items <= M.PARALLEL_MAX,
-    "apply_many: 1 to " .. M.PARALLEL_MAX .. " items")
-  local reqs, prep, out = {}, {}, {}
-  for i, it in ipairs(items) do
-    local ok, info, path, q, body = pcall(self._apply_request, self, it.obj,
-      it.opts)
-    if ok then
-      prep[i] = { info = info, path = path .. q }
-      reqs[#reqs + 1] = { "PATCH", path .. q, body, M.APPLY_TYPE }
-      prep[i].at = #reqs
-    else
-      out[i] = { ok = false, error = info }
+-- PATCHes at once; each entry {path=, body=, ctype=, want=, done=fn} or
+-- {error=} (not sent). The results in order: {ok=true, stored=, action=}
+-- (done(decoded) returns stored, action) or {ok=false, error=}.
+function Live:_many(entries)
+  assert(#entries >= 1 and #entries <= M.PARALLEL_MAX,
+    "1 to " .. M.PARALLEL_MAX .. " requests at once")
+  local reqs, at, out = {}, {}, {}
+  for i, e in ipairs(entries) do
+    if not e.error then
+      reqs[#reqs + 1] = { "PATCH", e.path, e.body, e.ctype }
+      at[i] = #reqs
     end
   end
   local answers = #reqs > 0
     and self.client:request_many(reqs, self:_timeout(), M.PARALLEL) or {}
-  for i, it in ipairs(items) do
-    local p = prep[i]
-    if p then
-      local ok, stored, action = pcall(self._apply_answer, self, p,
-        answers[p.at], it.opts)
+  for i, e in ipairs(entries) do
+    if e.error then
+      out[i] = { ok = false, error = e.error }
+    else
+      local ok, stored, action = pcall(function()
+        local a = answers[at[i]]
+        if a.error then raise(a.error) end
+        if not e.want[a.status] then
+          raise(self:_status_error(a.status, a.body, "PATCH", e.path))
+        end
+        return e.done(self:_decode(a.body, "PATCH", e.path))
+      end)
       out[i] = ok and { ok = true, stored = stored, action = action }
         or { ok = false, error = stored }
     end
   end
   return out
+end
+
+---Several server-side applies at once (at most M.PARALLEL in flight,
+---over kept connections), each as `apply` with its opts (whose prior is
+---given: the object, or false when absent). The results in the items'
+---order: {ok=true, stored=, action=} or {ok=false, error=} (what apply
+---raises); every item is tried.
+---@param items {obj: table, opts: table}[]
+---@return table[]
+function Live:apply_many(items)
+  local entries = {}
+  for i, it in ipairs(items) do
+    local ok, info, path, q, body = pcall(self._apply_request, self, it.obj,
+      it.opts)
+    if ok then
+      local prior = it.opts and it.opts.prior or nil
+      entries[i] = { path = path .. q, body = body, ctype = M.APPLY_TYPE,
+        want = WRITTEN, done = function(stored)
+          return self:_apply_result(info, stored, prior, it.opts)
+        end }
+    else
+      entries[i] = { error = info }
+    end
+  end
+  return self:_many(entries)
 end
 
 local MANAGED = "?fieldManager=" .. kinds.FIELD_MANAGER
@@ -477,12 +491,8 @@ function Live:replace(obj)
     self:_encode(obj), "application/json", WRITTEN), info)
 end
 
----Set metadata.managedFields alone, as a JSON patch (what client-go's
----csaupgrade sends): no field changes, so no manager takes any and the
----entries are stored as given. `resource_version` is a precondition
----(a "replace" of it, which the server checks as a 409 Conflict).
-function Live:set_managed_fields(kind, name, namespace, managed_fields,
-                                 resource_version)
+function Live:_smf_request(kind, name, namespace, managed_fields,
+                            resource_version)
   local info = self:_resolve(kind)
   assert(type(name) == "string", "set_managed_fields: name must be a string")
   local ops = { { op = "add", path = "/metadata/managedFields",
@@ -491,9 +501,38 @@ function Live:set_managed_fields(kind, name, namespace, managed_fields,
     ops[2] = { op = "replace", path = "/metadata/resourceVersion",
                value = resource_version }
   end
-  return fill(self:_json("PATCH", path_of(info, norm_ns(info, namespace),
-    name) .. MANAGED, self:_encode(self.json.array(ops)),
-    "application/json-patch+json", OK), info)
+  return info, path_of(info, norm_ns(info, namespace), name) .. MANAGED,
+    self:_encode(self.json.array(ops))
+end
+
+---Set metadata.managedFields alone, as a JSON patch (what client-go's
+---csaupgrade sends): no field changes, so no manager takes any and the
+---entries are stored as given. `resource_version` is a precondition
+---(a "replace" of it, which the server checks as a 409 Conflict).
+function Live:set_managed_fields(kind, name, namespace, managed_fields,
+                                 resource_version)
+  local info, path, body = self:_smf_request(kind, name, namespace,
+    managed_fields, resource_version)
+  return fill(self:_json("PATCH", path, body, "application/json-patch+json",
+    OK), info)
+end
+
+---set_managed_fields of several objects at once, as apply_many: items
+---{kind=, name=, namespace=, managed_fields=, resource_version=}; the
+---results in order, {ok=true, stored=} or {ok=false, error=}.
+---@param items table[]
+---@return table[]
+function Live:set_managed_fields_many(items)
+  local entries = {}
+  for i, it in ipairs(items) do
+    local ok, info, path, body = pcall(self._smf_request, self, it.kind,
+      it.name, it.namespace, it.managed_fields, it.resource_version)
+    entries[i] = ok and { path = path, body = body,
+      ctype = "application/json-patch+json", want = OK,
+      done = function(stored) return fill(stored, info) end }
+      or { error = info }
+  end
+  return self:_many(entries)
 end
 
 ---DELETE: true when deleted, false when it was absent.

@@ -269,17 +269,29 @@ local function apply_requests(run, items)
     end
     rollback.record_all(run, recs)
   end
+  local upgrades, up = {}, {}
+  for _, it in ipairs(items) do
+    if not run.plan and it.upgraded then
+      up[#up + 1] = it
+      upgrades[#upgrades + 1] = { kind = kinds.gvk(it.obj),
+        name = it.key.name, namespace = it.key.namespace,
+        managed_fields = it.upgraded,
+        resource_version = it.prior.metadata.resourceVersion }
+    end
+  end
+  local done = #up > 0 and batch.set_managed_fields(run.backend, upgrades)
+    or {}
+  for i, it in ipairs(up) do
+    local r = done[i]
+    if r and not r.ok then error(r.error, 0) end
+    it.base = r and r.stored
+  end
   for _, it in ipairs(items) do
     if run.plan and not it.planned then
       it.opts = { dry_run = true, prior = it.prior or false,
         managed_fields = it.upgraded }
     elseif not run.plan then
-      local base = it.prior
-      if it.upgraded then
-        base = run.backend:set_managed_fields(kinds.gvk(it.obj), it.key.name,
-          it.key.namespace, it.upgraded, it.prior.metadata.resourceVersion)
-      end
-      it.opts = { prior = base or false }
+      it.opts = { prior = it.base or it.prior or false }
     end
     if it.opts then send[#send + 1] = it end
   end
