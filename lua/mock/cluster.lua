@@ -322,7 +322,10 @@ end
 -- default class, fold a Secret's stringData into data.
 function Cluster:_storage(info, obj, old)
   if info.kind == "Secret" then fold_string_data(obj) end
-  if info.kind == "Service" then self:_service_ip(info, obj, old) end
+  if info.kind == "Service" then
+    if old then validate.drop_type_dependent(old, obj) end
+    self:_service_ip(info, obj, old)
+  end
   if info.kind == "PersistentVolumeClaim" and not old
       and type(obj.spec) == "table" and obj.spec.storageClassName == nil then
     obj.spec.storageClassName = self:_default_class()

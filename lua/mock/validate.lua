@@ -219,6 +219,8 @@ local function check_name(kind, group, name, errs)
   end
 end
 
+local service_type_errors   -- below, with the Service update rules
+
 ---Field errors for creating `obj` (a KindInfo `info`).
 ---@param info KindInfo
 ---@param obj table
@@ -227,6 +229,9 @@ function M.create(info, obj)
   local errs = {}
   check_name(info.kind, info.group, obj.metadata.name, errs)
   if WORKLOADS[info.kind] then check_selector(obj, info.kind, errs) end
+  if info.kind == "Service" and info.versions == nil then
+    service_type_errors(obj.spec, errs)
+  end
   if info.kind == "CustomResourceDefinition" then
     local plural = get(obj, "spec", "names", "plural")
     local group = get(obj, "spec", "group")
@@ -304,17 +309,160 @@ function update.Job(old, new, errs)
   end
 end
 
-function update.Service(old, new, errs)
-  if get(old, "spec", "type") == "ExternalName"
-      or get(new, "spec", "type") == "ExternalName" then
-    return
+-- Service update validation (core ValidateServiceUpdate, in its order:
+-- validateUpgradeDowngradeClusterIPs, validateUpgradeDowngradeIPFamilies,
+-- validateLoadBalancerClassField, then ValidateService's checks that
+-- depend on the type). The strategy has already dropped the fields a
+-- type change leaves behind (M.drop_type_dependent).
+local function headless(spec)
+  return type(spec) == "table" and spec.clusterIP == "None"
+end
+
+local function family_of(ip)
+  return tostring(ip):find(":", 1, true) and "IPv6" or "IPv4"
+end
+
+-- The families a Service has: its ipFamilies, or (the mock does not
+-- store the default) those of its cluster IPs, as the server fills them.
+local function families(spec)
+  if type(spec) ~= "table" then return {} end
+  if type(spec.ipFamilies) == "table" then return spec.ipFamilies end
+  local out = {}
+  for i, ip in ipairs(type(spec.clusterIPs) == "table" and spec.clusterIPs
+                      or { spec.clusterIP }) do
+    if ip ~= "None" and ip ~= "" then out[i] = family_of(ip) end
   end
-  local a, b = get(old, "spec", "clusterIP"), get(new, "spec", "clusterIP")
-  if a and a ~= "" and b ~= a then
-    local ips = get(new, "spec", "clusterIPs")
-    if type(ips) ~= "table" or ips[1] ~= b then ips = { b } end
-    errs[#errs + 1] = "spec.clusterIPs[0]: Invalid value: " .. go_value(ips) ..
-                      ": may not change once set"
+  return out
+end
+
+local function go_families(f)
+  local parts = {}
+  for i, x in ipairs(f) do parts[i] = quote(x) end
+  return "[]core.IPFamily{" .. table.concat(parts, ", ") .. "}"
+end
+
+function service_type_errors(spec, errs)
+  if type(spec) ~= "table" then return end
+  if (spec.type or "ClusterIP") == "ClusterIP" then
+    for i, p in ipairs(type(spec.ports) == "table" and spec.ports or {}) do
+      if type(p) == "table" and p.nodePort ~= nil and p.nodePort ~= 0 then
+        errs[#errs + 1] = string.format("spec.ports[%d].nodePort: " ..
+          "Forbidden: may not be used when `type` is 'ClusterIP'", i - 1)
+      end
+    end
+  end
+end
+
+function update.Service(old, new, errs)
+  local os_, ns = old.spec or {}, new.spec or {}
+  local ext = os_.type == "ExternalName" or ns.type == "ExternalName"
+  if not ext then
+    local a, b = os_.clusterIP, ns.clusterIP
+    if a and a ~= "" and b ~= a then
+      local ips = ns.clusterIPs
+      if type(ips) ~= "table" or ips[1] ~= b then ips = { b } end
+      errs[#errs + 1] = "spec.clusterIPs[0]: Invalid value: " ..
+                        go_value(ips) .. ": may not change once set"
+    end
+  end
+  if not ext and not headless(os_) and not headless(ns)
+      and type(ns.ipFamilies) == "table" then
+    local a, b = families(os_), ns.ipFamilies
+    local changed = false
+    if #a == #b then
+      for i = 1, #a do if a[i] ~= b[i] then changed = true end end
+    elseif #a > #b and #b > 0 then
+      changed = a[1] ~= b[1]
+    end
+    if changed then
+      errs[#errs + 1] = "spec.ipFamilies[0]: Invalid value: " ..
+        go_families(b) .. ": may not change once set"
+    end
+  end
+  if os_.type == "LoadBalancer" and ns.type == "LoadBalancer"
+      and os_.loadBalancerClass ~= ns.loadBalancerClass then
+    errs[#errs + 1] = "spec.loadBalancerClass: Invalid value: " ..
+      go_value(ns.loadBalancerClass) .. ": may not change once set"
+  end
+  service_type_errors(ns, errs)
+  -- validateServiceClusterIPsRelatedFields: each cluster IP of the
+  -- family ipFamilies names
+  if not ext and not headless(ns) and type(ns.ipFamilies) == "table" then
+    for i, ip in ipairs(type(ns.clusterIPs) == "table" and ns.clusterIPs
+                        or {}) do
+      local want = ns.ipFamilies[i]
+      if want and want ~= family_of(ip) then
+        errs[#errs + 1] = string.format("spec.clusterIPs[%d]: Invalid " ..
+          "value: %s: expected an %s value as indicated by `ipFamilies[%d]`",
+          i - 1, quote(ip), want, i - 1)
+      end
+    end
+  end
+end
+
+local function same_node_ports(a, b)
+  local had = {}
+  for _, p in ipairs(type(a.ports) == "table" and a.ports or {}) do
+    if type(p) == "table" and p.nodePort then had[p.nodePort] = true end
+  end
+  for _, p in ipairs(type(b.ports) == "table" and b.ports or {}) do
+    if type(p) == "table" and p.nodePort and not had[p.nodePort] then
+      return false
+    end
+  end
+  return true
+end
+
+---What the Service strategy does to an update before validation (core
+---registry service/strategy.go dropTypeDependentFields): a type change
+---drops the fields the new type has no use for, when the request left
+---them as they were (so a changed one is still refused). In place on
+---`new`, a fresh copy.
+---@param old table
+---@param new table
+function M.drop_type_dependent(old, new)
+  local a, b = old.spec, new.spec
+  if type(a) ~= "table" or type(b) ~= "table" then return end
+  local ta, tb = a.type or "ClusterIP", b.type or "ClusterIP"
+  if ta == tb then return end
+  -- the merged spec may share subtrees with the stored object
+  b = tables.shallow(b)
+  new.spec = b
+  if type(b.ports) == "table" then b.ports = tables.copy(b.ports) end
+  if ta ~= "ExternalName" and tb == "ExternalName" then
+    if equal(a.clusterIP, b.clusterIP) and equal(a.clusterIPs, b.clusterIPs)
+    then
+      b.clusterIP, b.clusterIPs = nil, nil
+    end
+    if equal(a.ipFamilies, b.ipFamilies) then b.ipFamilies = nil end
+    if equal(a.ipFamilyPolicy, b.ipFamilyPolicy) then
+      b.ipFamilyPolicy = nil
+    end
+  end
+  local np = { NodePort = true, LoadBalancer = true }
+  if np[ta] and not np[tb] then
+    if same_node_ports(a, b) then
+      for _, p in ipairs(type(b.ports) == "table" and b.ports or {}) do
+        if type(p) == "table" then p.nodePort = nil end
+      end
+    end
+    if a.externalTrafficPolicy == b.externalTrafficPolicy
+        and not (type(b.externalIPs) == "table" and b.externalIPs[1]) then
+      b.externalTrafficPolicy = nil
+    end
+  end
+  if ta == "LoadBalancer" and tb ~= "LoadBalancer" then
+    if a.healthCheckNodePort == b.healthCheckNodePort then
+      b.healthCheckNodePort = nil
+    end
+    if a.allocateLoadBalancerNodePorts == b.allocateLoadBalancerNodePorts
+    then
+      b.allocateLoadBalancerNodePorts = nil
+    end
+    if a.loadBalancerClass == b.loadBalancerClass then
+      b.loadBalancerClass = nil
+    end
+    if type(new.status) == "table" then new.status = { loadBalancer = {} } end
   end
 end
 
@@ -418,7 +566,9 @@ end
 --   C  pkg/apis/core/validation/validation.go ValidateSecretUpdate,
 --      ValidatePersistentVolumeUpdate
 --   P  pkg/apis/scheduling/validation/validation.go ValidatePriorityClassUpdate
---   B  pkg/apis/batch/validation/validation.go validateJobSpecUpdate
+--   B  pkg/apis/batch/validation/validation.go validateJobSpecUpdate,
+--      validateCompletions (elastic: an Indexed Job's completions may
+--      change in tandem with parallelism, ElasticIndexedJob GA in 1.31)
 M.IMMUTABLE = {
   IngressClass = {
     { path = { "spec", "controller" }, rule = "immutable", source = "N" } },
@@ -432,6 +582,8 @@ M.IMMUTABLE = {
   PersistentVolume = {
     { path = { "spec", "volumeMode" }, rule = "immutable", source = "C" } },
   Job = {
+    { path = { "spec", "completions" }, rule = "immutable", source = "B",
+      elastic = true },
     { path = { "spec", "completionMode" }, rule = "immutable", source = "B" },
     { path = { "spec", "podFailurePolicy" }, rule = "immutable",
       source = "B" },
@@ -460,6 +612,14 @@ local function check_immutable(kind, old, new, errs)
       local path = table.concat(f.path, ".")
       if f.rule == "forbidden" then
         errs[#errs + 1] = path .. ": Forbidden: " .. f.detail
+      elseif f.elastic and get(new, "spec", "completionMode") == "Indexed" then
+        -- an Indexed Job scales: completions with parallelism (nil is
+        -- refused by the spec's own validation)
+        local par = get(new, "spec", "parallelism")
+        if b ~= nil and b ~= (par == nil and 1 or par) then
+          errs[#errs + 1] = path .. ": Invalid value: " .. go_value(b) ..
+            ": can only be modified in tandem with spec.parallelism"
+        end
       else
         errs[#errs + 1] = immutable(path, go_value(b))
       end

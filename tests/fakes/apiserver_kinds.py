@@ -1,6 +1,7 @@
 """Per-kind defaulting and validation, as the real API server does it (the
 parts a hook can tell apart)."""
 import base64
+import json
 
 from apiserver_types import FieldError, go_map, go_selector
 
@@ -65,6 +66,8 @@ def default(state, rt, obj, old):
         _pod_spec_defaults(spec)
         obj.setdefault("status", {"phase": "Pending"})
     elif k == "Service":
+        if old is not None:
+            drop_type_dependent(old, obj)
         _service_defaults(state, obj.setdefault("spec", {}), old)
         obj.setdefault("status", {"loadBalancer": {}})
     elif k == "StorageClass":
@@ -88,6 +91,45 @@ def default(state, rt, obj, old):
         spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
         spec.setdefault("volumeMode", "Filesystem")
         obj.setdefault("status", {"phase": "Available"})
+
+
+def _same_node_ports(a, b):
+    had = {p.get("nodePort") for p in a.get("ports") or [] if isinstance(p, dict)}
+    return all(p.get("nodePort") in had for p in b.get("ports") or []
+               if isinstance(p, dict) and p.get("nodePort"))
+
+
+def drop_type_dependent(old, obj):
+    """The Service strategy before validation (kubernetes/kubernetes@v1.32.3
+    pkg/registry/core/service/strategy.go dropTypeDependentFields): a type
+    change drops the fields the new type has no use for, when the request
+    left them as they were. As lua/mock/validate.lua drop_type_dependent."""
+    a, b = old.get("spec") or {}, obj.get("spec")
+    if not isinstance(b, dict):
+        return
+    ta, tb = a.get("type") or "ClusterIP", b.get("type") or "ClusterIP"
+    if ta == tb:
+        return
+    if ta != "ExternalName" and tb == "ExternalName":
+        if a.get("clusterIP") == b.get("clusterIP") and a.get("clusterIPs") == b.get("clusterIPs"):
+            b.pop("clusterIP", None)
+            b.pop("clusterIPs", None)
+        for f in ("ipFamilies", "ipFamilyPolicy"):
+            if a.get(f) == b.get(f):
+                b.pop(f, None)
+    if ta in ("NodePort", "LoadBalancer") and tb not in ("NodePort", "LoadBalancer"):
+        if _same_node_ports(a, b):
+            for p in b.get("ports") or []:
+                if isinstance(p, dict):
+                    p.pop("nodePort", None)
+        if a.get("externalTrafficPolicy") == b.get("externalTrafficPolicy") and not b.get(
+                "externalIPs"):
+            b.pop("externalTrafficPolicy", None)
+    if ta == "LoadBalancer" and tb != "LoadBalancer":
+        for f in ("healthCheckNodePort", "allocateLoadBalancerNodePorts", "loadBalancerClass"):
+            if a.get(f) == b.get(f):
+                b.pop(f, None)
+        obj["status"] = {"loadBalancer": {}}
 
 
 def _service_defaults(state, spec, old):
@@ -167,6 +209,9 @@ STS_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy",
 # tests/fidelity/fidelity_test.sh checks both give the same answers):
 # kind -> [(path, detail)]; detail None = "Invalid value: <new>: field is
 # immutable" (ValidateImmutableField), else a Forbidden with that detail.
+# ELASTIC: batch validateCompletions, an Indexed Job's completions may change in
+# tandem with parallelism (ElasticIndexedJob, GA in 1.31).
+ELASTIC = "elastic"
 IMMUTABLE = {
     "IngressClass": [(("spec", "controller"), None)],
     "CSIDriver": [(("spec", "attachRequired"), None)],
@@ -174,7 +219,8 @@ IMMUTABLE = {
     "Secret": [(("type",), None)],
     "PriorityClass": [(("value",), "may not be changed in an update.")],
     "PersistentVolume": [(("spec", "volumeMode"), None)],
-    "Job": [(("spec", "completionMode"), None), (("spec", "podFailurePolicy"), None),
+    "Job": [(("spec", "completions"), ELASTIC),
+            (("spec", "completionMode"), None), (("spec", "podFailurePolicy"), None),
             (("spec", "backoffLimitPerIndex"), None)],
 }
 PV_SOURCE_SKIP = {"capacity", "accessModes", "claimRef", "persistentVolumeReclaimPolicy",
@@ -196,7 +242,14 @@ def _immutable_errors(k, old, obj):
         a, b = _at(old, path), _at(obj, path)
         if a != b:
             f = ".".join(path)
-            if detail:
+            if detail == ELASTIC and _at(obj, ("spec", "completionMode")) == "Indexed":
+                par = _at(obj, ("spec", "parallelism"))
+                if b is not None and b != (1 if par is None else par):
+                    errs.append(FieldError(f, "Invalid", "can only be modified in tandem with "
+                                           "spec.parallelism", value=b))
+            elif detail == ELASTIC:
+                errs.append(FieldError(f, "Invalid", "field is immutable", value=b))
+            elif detail:
                 errs.append(FieldError(f, "Forbidden", detail))
             else:
                 errs.append(FieldError(f, "Invalid", "field is immutable", value=b))
@@ -266,6 +319,8 @@ def validate(rt, obj, old):
         return errs
     if k in ("Deployment", "DaemonSet", "StatefulSet", "ReplicaSet"):
         errs += _workload_errors(obj)
+    if k == "Service" and old is None:
+        errs += _service_type_errors(obj.get("spec") or {})
     if old is None:
         return errs
     ospec, nspec = old.get("spec") or {}, obj.get("spec") or {}
@@ -295,13 +350,74 @@ def validate(rt, obj, old):
             errs.append(FieldError("volumeBindingMode", "Invalid", "field is immutable",
                                    value=obj.get("volumeBindingMode")))
     if k == "Service":
-        errs += _service_ip_errors(ospec, nspec)
+        errs += _service_update_errors(ospec, nspec)
+    if k == "Job":
+        if ospec.get("selector") != nspec.get("selector"):
+            errs.append(FieldError("spec.selector", "Invalid", "field is immutable",
+                                   govalue=go_selector(nspec.get("selector"))))
+        if ospec.get("template") != nspec.get("template"):
+            errs.append(FieldError("spec.template", "Invalid", "field is immutable",
+                                   govalue="core.PodTemplateSpec" + json.dumps(
+                                       nspec.get("template"), sort_keys=True,
+                                       separators=(",", ":"))))
+    if k == "CustomResourceDefinition":
+        for f in ("scope", "group"):
+            if ospec.get(f) != nspec.get(f):
+                errs.append(FieldError("spec." + f, "Invalid", "field is immutable",
+                                       value=nspec.get(f)))
     errs += _immutable_errors(k, old, obj)
     if k in ("ConfigMap", "Secret") and old.get("immutable"):
         for f in ("data", "binaryData"):
             if old.get(f) != obj.get(f):
                 errs.append(FieldError(f, "Forbidden", "field is immutable when `immutable` "
                                        "is set"))
+    return errs
+
+
+def _family(ip):
+    return "IPv6" if ":" in ip else "IPv4"
+
+
+def _go_families(fams):
+    return "[]core.IPFamily{" + ", ".join('"%s"' % f for f in fams) + "}"
+
+
+def _service_type_errors(nspec):
+    """ValidateService's checks that depend on the type (create and update)."""
+    errs = []
+    if (nspec.get("type") or "ClusterIP") == "ClusterIP":
+        for i, p in enumerate(nspec.get("ports") or []):
+            if isinstance(p, dict) and p.get("nodePort"):
+                errs.append(FieldError("spec.ports[%d].nodePort" % i, "Forbidden",
+                                       "may not be used when `type` is 'ClusterIP'"))
+    return errs
+
+
+def _service_update_errors(ospec, nspec):
+    """core ValidateServiceUpdate (kubernetes/kubernetes@v1.32.3
+    pkg/apis/core/validation/validation.go), in its order: cluster IPs, IP
+    families, loadBalancerClass, then ValidateService's type and family checks.
+    As lua/mock/validate.lua update.Service."""
+    errs = _service_ip_errors(ospec, nspec)
+    ext = "ExternalName" in (ospec.get("type"), nspec.get("type"))
+    headless = "None" in (ospec.get("clusterIP"), nspec.get("clusterIP"))
+    a, b = ospec.get("ipFamilies") or [], nspec.get("ipFamilies")
+    if not ext and not headless and isinstance(b, list):
+        changed = (len(a) == len(b) and a != b) or (len(a) > len(b) > 0 and a[0] != b[0])
+        if changed:
+            errs.append(FieldError("spec.ipFamilies[0]", "Invalid", "may not change once set",
+                                   govalue=_go_families(b)))
+    if ospec.get("type") == "LoadBalancer" and nspec.get("type") == "LoadBalancer" and \
+            ospec.get("loadBalancerClass") != nspec.get("loadBalancerClass"):
+        errs.append(FieldError("spec.loadBalancerClass", "Invalid", "may not change once set",
+                               value=nspec.get("loadBalancerClass")))
+    errs += _service_type_errors(nspec)
+    if not ext and nspec.get("clusterIP") != "None" and isinstance(b, list):
+        for i, ip in enumerate(nspec.get("clusterIPs") or []):
+            if i < len(b) and b[i] != _family(ip):
+                errs.append(FieldError("spec.clusterIPs[%d]" % i, "Invalid",
+                                       "expected an %s value as indicated by `ipFamilies[%d]`"
+                                       % (b[i], i), value=ip))
     return errs
 
 

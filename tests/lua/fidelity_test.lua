@@ -493,6 +493,110 @@ case("a Job's completionMode is immutable", function(w)
     .. 'Invalid value: "Indexed": field is immutable')
 end)
 
+-- batch validateJobSpecUpdate -> validateCompletions: completions is
+-- immutable for a NonIndexed Job; an Indexed Job's may change, but only
+-- to its (new) parallelism (ElasticIndexedJob, GA in 1.31):
+-- "can only be modified in tandem with spec.parallelism".
+case("a Job's completions: immutable unless Indexed, with parallelism",
+  function(w)
+    local function job(name, mode, completions, parallelism)
+      return { apiVersion = "batch/v1", kind = "Job",
+        metadata = { name = name, namespace = NS },
+        spec = { completions = completions, parallelism = parallelism,
+          completionMode = mode,
+          template = { spec = { restartPolicy = "Never",
+            containers = { { name = "c", image = "img:1" } } } } } }
+    end
+    w.apply(job("imm-job-n", "NonIndexed", 2, 2), "kubectl")
+    refused(w, job("imm-job-n", "NonIndexed", 3, 3), 'Job.batch "imm-job-n" '
+      .. 'is invalid: spec.completions: Invalid value: 3: field is immutable')
+    w.apply(job("imm-job-i", "Indexed", 2, 2), "kubectl")
+    local o = w.apply(job("imm-job-i", "Indexed", 3, 3), "uphook")
+    t.eq(o.spec.completions, 3)
+    refused(w, job("imm-job-i", "Indexed", 4, 3), 'Job.batch "imm-job-i" is '
+      .. 'invalid: spec.completions: Invalid value: 4: can only be modified '
+      .. 'in tandem with spec.parallelism')
+  end)
+
+--- Services: type changes and IP families ----------------------------------
+-- core ValidateServiceUpdate (kubernetes/kubernetes@v1.32.3
+-- pkg/apis/core/validation/validation.go) and the Service strategy's
+-- dropTypeDependentFields (pkg/registry/core/service/strategy.go).
+
+local function service(name, spec)
+  spec.ports = spec.ports or { { port = 80 } }
+  return { apiVersion = "v1", kind = "Service",
+    metadata = { name = name, namespace = NS }, spec = spec }
+end
+
+-- validateUpgradeDowngradeIPFamilies: "may not change once set" on
+-- ipFamilies[0]; validateServiceClusterIPsRelatedFields: the cluster IP
+-- must be of the family ipFamilies names.
+case("a Service's ipFamilies may not change once set", function(w)
+  local o = w.apply(service("fam", { selector = { app = "a" } }), "kubectl")
+  local ip = o.spec.clusterIP
+  t.match(ip, "^%d+%.%d+%.%d+%.%d+$")
+  t.eq(w.apply(service("fam", { selector = { app = "a" },
+    ipFamilies = { "IPv4" } }), "uphook").spec.clusterIP, ip)
+  refused(w, service("fam", { selector = { app = "a" },
+    ipFamilies = { "IPv6" } }), 'Service "fam" is invalid: '
+    .. '[spec.ipFamilies[0]: Invalid value: []core.IPFamily{"IPv6"}: may '
+    .. 'not change once set, spec.clusterIPs[0]: Invalid value: "' .. ip
+    .. '": expected an IPv6 value as indicated by `ipFamilies[0]`]')
+end)
+
+-- dropTypeDependentFields: a Service turned ExternalName loses its
+-- cluster IPs and IP families (the request left them as they were, so
+-- the strategy wipes them and releases the IP); turned back, it gets a
+-- new cluster IP. clusterIP's "may not change once set" does not apply
+-- to or from ExternalName (validateUpgradeDowngradeClusterIPs).
+case("a Service turned ExternalName drops its cluster IP, and back",
+  function(w)
+    w.apply(service("ext", { type = "ClusterIP", selector = { app = "a" } }),
+            "kubectl")
+    local o = w.apply(service("ext", { type = "ExternalName",
+      externalName = "db.example.com" }), "uphook")
+    t.eq(o.spec.type, "ExternalName")
+    t.eq(o.spec.clusterIP, nil)
+    t.eq(o.spec.clusterIPs, nil)
+    t.eq(o.spec.ipFamilies, nil)
+    o = w.apply(service("ext", { type = "ClusterIP" }), "uphook")
+    t.eq(o.spec.externalName, nil)
+    t.match(o.spec.clusterIP, "^%d+%.%d+%.%d+%.%d+$")
+  end)
+
+-- dropTypeDependentFields: NodePort -> ClusterIP drops the node ports the
+-- request left as they were (here kubectl still owns one, so the apply's
+-- merge keeps it); ValidateService refuses a node port it did change:
+-- "may not be used when `type` is 'ClusterIP'".
+case("a NodePort Service turned ClusterIP drops its node ports", function(w)
+  w.apply(service("np", { type = "NodePort", selector = { app = "a" },
+    ports = { { port = 80, nodePort = 30080 } } }), "kubectl")
+  local e = w.err(function()
+    w.apply(service("np", { type = "ClusterIP", selector = { app = "a" },
+      ports = { { port = 80, nodePort = 30081 } } }), "uphook")
+  end)
+  t.eq(e.code, 422)
+  t.eq(e.message, 'Service "np" is invalid: spec.ports[0].nodePort: '
+    .. "Forbidden: may not be used when `type` is 'ClusterIP'")
+  local o = w.apply(service("np", { type = "ClusterIP",
+    selector = { app = "a" }, ports = { { port = 80 } } }), "uphook")
+  t.eq(o.spec.type, "ClusterIP")
+  t.eq(#o.spec.ports, 1)
+  t.eq(o.spec.ports[1].nodePort, nil)
+end)
+
+-- validateLoadBalancerClassField: a LoadBalancer's loadBalancerClass
+-- "may not change once set".
+case("a LoadBalancer's loadBalancerClass may not change", function(w)
+  w.apply(service("lb", { type = "LoadBalancer", selector = { app = "a" },
+    loadBalancerClass = "example.com/a" }), "kubectl")
+  refused(w, service("lb", { type = "LoadBalancer", selector = { app = "a" },
+    loadBalancerClass = "example.com/b" }), 'Service "lb" is invalid: '
+    .. 'spec.loadBalancerClass: Invalid value: "example.com/b": may not '
+    .. 'change once set')
+end)
+
 --- Custom resources: the CRD's markers ---------------------------------------
 
 local CRD = {

@@ -288,8 +288,8 @@ t.case("keyed lists merge: containers, env by name, ports", function()
     { containerPort = 9000, protocol = "TCP", name = "metrics" },
     { containerPort = 53, protocol = "UDP" } })
   -- Service ports merge on port+protocol
-  local s = b:apply(service({ ports = { { port = 5000, nodePort = 32000 },
-                                        { port = 5001 } } }))
+  local s = b:apply(service({ type = "NodePort",
+    ports = { { port = 5000, nodePort = 32000 }, { port = 5001 } } }))
   t.eq(s.spec.ports, {
     { name = "http", port = 5000, protocol = "TCP", targetPort = 5000,
       nodePort = 32000 },
