@@ -560,10 +560,26 @@ function Cluster:_nodes()
   return out
 end
 
--- DaemonSets follow the nodes: their number, readiness, labels and taints.
+-- DaemonSets follow the nodes: their number, readiness, labels and taints;
+-- Deployments and StatefulSets whether any Ready node takes their pods.
 function Cluster:_nodes_changed()
-  local info = kinds.builtin.DaemonSet
   local nodes = self:_nodes()
+  for _, kind in ipairs({ "Deployment", "StatefulSet" }) do
+    local info = kinds.builtin[kind]
+    for k, w in pairs(self.store["apps/" .. kind] or {}) do
+      local s = w.status
+      if type(s) == "table" and ctl.observed(w)
+          and not self.stalls["apps/" .. kind .. "/" .. k] then
+        local want = ctl[kind](w, self.clock:timestamp(), false, nodes)
+        if want.availableReplicas ~= s.availableReplicas
+            or want.readyReplicas ~= s.readyReplicas
+            or want.replicas ~= s.replicas then
+          self:_sync_pods(self:_set_status(info, w, want))
+        end
+      end
+    end
+  end
+  local info = kinds.builtin.DaemonSet
   for k, ds in pairs(self.store["apps/DaemonSet"] or {}) do
     local s = ds.status
     if type(s) == "table" and not self.stalls["apps/DaemonSet/" .. k] then

@@ -54,11 +54,22 @@ end
 ---@param ts string now, RFC 3339
 ---@param stalled boolean|nil
 ---@return table status
-function M.Deployment(obj, ts, stalled, _)
+function M.Deployment(obj, ts, stalled, nodes)
   local g, r = obj.metadata.generation, replicas(obj)
   local name = obj.metadata.name
   local rs = name .. "-" .. M.template_hash(obj)
   local old = type(obj.status) == "table" and obj.status or {}
+  if r > 0 and not select(2, M.placement(obj, nodes or {}, nil)) then
+    -- its pods can go nowhere Ready: made and updated, none available
+    return { observedGeneration = g, replicas = r, updatedReplicas = r,
+      unavailableReplicas = r,
+      conditions = {
+        cond("Available", "False", "MinimumReplicasUnavailable",
+             "Deployment does not have minimum availability.", ts),
+        cond("Progressing", "True", "ReplicaSetUpdated",
+             string.format('ReplicaSet "%s" is progressing.', rs), ts),
+      } }
+  end
   if stalled then
     local upd = math.max(r - 1, 0)
     return { observedGeneration = g, replicas = nz(r + 1),
@@ -97,8 +108,8 @@ local DS_TOLERATED = {
   ["node.kubernetes.io/unschedulable"] = true,
 }
 
-local function tolerates(tolerations, taint)
-  if DS_TOLERATED[taint.key] then return true end
+local function tolerates(tolerations, taint, daemon)
+  if daemon and DS_TOLERATED[taint.key] then return true end
   for _, t in ipairs(type(tolerations) == "table" and tolerations or {}) do
     if type(t) == "table"
         and (t.effect == nil or t.effect == "" or t.effect == taint.effect)
@@ -114,12 +125,19 @@ end
 ---Does the DaemonSet `obj` run a pod on `node`? Its template's
 ---nodeSelector matches the node's labels and it tolerates the node's
 ---NoSchedule and NoExecute taints (required node affinity is not
----modelled).
+---modelled). For other workloads (`daemon` false) the scheduler's view:
+---only the template's own tolerations count, and a cordoned node
+---(spec.unschedulable, the unschedulable taint) takes no pods.
 ---@param obj table the DaemonSet
 ---@param node table a Node
+---@param daemon? boolean default true
 ---@return boolean
-function M.schedules(obj, node)
+function M.schedules(obj, node, daemon)
+  daemon = daemon ~= false
   local ps = get(obj, "spec", "template", "spec") or {}
+  if not daemon and get(node, "spec", "unschedulable") == true then
+    return false
+  end
   local labels = get(node, "metadata", "labels") or {}
   for k, v in pairs(type(ps.nodeSelector) == "table" and ps.nodeSelector
                     or {}) do
@@ -128,7 +146,7 @@ function M.schedules(obj, node)
   for _, taint in ipairs(get(node, "spec", "taints") or {}) do
     if type(taint) == "table" and (taint.effect == "NoSchedule"
         or taint.effect == "NoExecute")
-        and not tolerates(ps.tolerations, taint) then
+        and not tolerates(ps.tolerations, taint, daemon) then
       return false
     end
   end
@@ -147,6 +165,30 @@ function M.node_ready(node)
     end
   end
   return true
+end
+
+---Where a Deployment's or StatefulSet's pods run: the name of a Ready
+---Node the scheduler can place them on (this_node when it is one, else
+---the first by name), `this_node` when there are no Nodes at all, or
+---nil when every Node it could go to is NotReady (the node lifecycle
+---controller taints those node.kubernetes.io/not-ready:NoSchedule, and a
+---pod that tolerates it is still not run by that node's kubelet): then
+---its pods stay Pending and its rollout does not finish.
+---@param obj table the workload
+---@param nodes table[] the Nodes
+---@param this_node string|nil
+---@return string|nil node, boolean placed
+function M.placement(obj, nodes, this_node)
+  if #nodes == 0 then return this_node, true end
+  local best
+  for _, n in ipairs(nodes) do
+    if M.node_ready(n) and M.schedules(obj, n, false) then
+      local nn = n.metadata.name
+      if nn == this_node then return nn, true end
+      if best == nil or nn < best then best = nn end
+    end
+  end
+  return best, best ~= nil
 end
 
 ---DaemonSet status: one pod per Node it schedules on (`nodes`, the Node
@@ -224,6 +266,10 @@ function M.pods(obj, nodes, this_node)
     table.sort(places, function(a, b) return a[1] < b[1] end)
   else
     local r = replicas(obj)
+    local on, placed = M.placement(obj, nodes, this_node)
+    if obj.kind == "StatefulSet" and not placed then
+      r = math.min(r, get(obj, "status", "replicas") or r)
+    end
     local rs = md.name .. "-" .. hash
     if obj.kind == "Deployment" then
       labels["pod-template-hash"] = hash
@@ -235,7 +281,7 @@ function M.pods(obj, nodes, this_node)
     for i = 1, r do
       local name = obj.kind == "StatefulSet" and (md.name .. "-" .. (i - 1))
         or (rs .. "-" .. suffix(rs .. i))
-      places[i] = { name, this_node, true }
+      places[i] = { name, on, placed }
     end
   end
   local st = type(obj.status) == "table" and obj.status or {}
@@ -244,7 +290,7 @@ function M.pods(obj, nodes, this_node)
   local out = {}
   for i, pl in ipairs(places) do
     local spec = tables.copy(tmpl.spec or {})
-    spec.nodeName = pl[2]
+    spec.nodeName = pl[2]   -- nil: not scheduled (Pending)
     local ready = pl[3] and (obj.kind == "DaemonSet" or i <= avail)
     out[i] = { apiVersion = "v1", kind = "Pod", metadata = {
         name = pl[1], namespace = md.namespace, labels = tables.copy(labels),
@@ -264,10 +310,17 @@ M.POD_OWNERS = { Deployment = true, DaemonSet = true, StatefulSet = true }
 ---@param obj table the workload
 ---@param stalled boolean|nil
 ---@return table status
-function M.StatefulSet(obj, _, stalled, _)
+function M.StatefulSet(obj, _, stalled, nodes)
   local g, r = obj.metadata.generation, replicas(obj)
   local rev = obj.metadata.name .. "-" .. M.template_hash(obj)
   local old = type(obj.status) == "table" and obj.status or {}
+  if r > 0 and not select(2, M.placement(obj, nodes or {}, nil)) then
+    -- OrderedReady: pod 0 is made, stays Pending, and the next waits
+    local n = get(obj, "spec", "podManagementPolicy") == "Parallel" and r or 1
+    return { observedGeneration = g, replicas = n, currentReplicas = n,
+      updatedReplicas = n, currentRevision = old.currentRevision or rev,
+      updateRevision = rev, collisionCount = 0 }
+  end
   if stalled then
     return { observedGeneration = g, replicas = nz(r),
       readyReplicas = nz(old.readyReplicas or r),

@@ -275,8 +275,8 @@ DS_TOLERATED = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"
                 "node.kubernetes.io/pid-pressure", "node.kubernetes.io/unschedulable"}
 
 
-def _tolerates(tolerations, taint):
-    if taint.get("key") in DS_TOLERATED:
+def _tolerates(tolerations, taint, daemon=True):
+    if daemon and taint.get("key") in DS_TOLERATED:
         return True
     for t in tolerations or []:
         if not isinstance(t, dict) or t.get("effect") not in (None, "", taint.get("effect")):
@@ -289,17 +289,29 @@ def _tolerates(tolerations, taint):
     return False
 
 
-def ds_schedules(ds, node):
-    """Does the DaemonSet run a pod on the node (nodeSelector, taints)?"""
+def ds_schedules(ds, node, daemon=True):
+    """Does the DaemonSet run a pod on the node (nodeSelector, taints)? With
+    daemon False, the scheduler's view for other workloads: only the template's
+    own tolerations count, and a cordoned node takes no pods."""
     ps = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+    if not daemon and (node.get("spec") or {}).get("unschedulable") is True:
+        return False
     labels = (node.get("metadata") or {}).get("labels") or {}
     if any(labels.get(k) != v for k, v in (ps.get("nodeSelector") or {}).items()):
         return False
     for taint in (node.get("spec") or {}).get("taints") or []:
         if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(
-                ps.get("tolerations"), taint):
+                ps.get("tolerations"), taint, daemon):
             return False
     return True
+
+
+def placeable(obj, nodes):
+    """Can a Deployment's or StatefulSet's pods run anywhere: no Nodes at all,
+    or a Ready one the scheduler places them on (a NotReady node is tainted
+    node.kubernetes.io/not-ready:NoSchedule, and its kubelet runs nothing).
+    As lua/mock/controllers.lua placement."""
+    return not nodes or any(node_ready(n) and ds_schedules(obj, n, False) for n in nodes)
 
 
 def node_ready(node):

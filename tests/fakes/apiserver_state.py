@@ -623,21 +623,27 @@ class State:
         if rt.kind == "CustomResourceDefinition":
             self._crd_register(new)
         if rt.kind == "Node" and not rt.crd:
-            self._refresh_daemonsets()
+            self._refresh_workloads()
         if rt.kind in WORKLOADS and not self._seeding_status and (old is None or old["metadata"]["generation"] !=
                                      new["metadata"]["generation"]):
             self.schedule_rollout(rt, ns, name)
 
-    def _refresh_daemonsets(self):
-        """A Node changed: the DaemonSets' controller counts again."""
-        rt = self.type_for("apps/v1", "DaemonSet")
+    def _refresh_workloads(self):
+        """A Node changed: the DaemonSets' controller counts again, and a
+        Deployment's or StatefulSet's pods may (no longer) have a Ready node."""
+        for kind in ("DaemonSet", "Deployment", "StatefulSet"):
+            self._refresh_kind(self.type_for("apps/v1", kind))
+
+    def _refresh_kind(self, rt):
+        def counts(st):
+            return {k: v for k, v in st.items() if k != "conditions"}
         for (ns, name), obj in list(self.objects[rt.gr].items()):
             st = obj.get("status") or {}
             if st.get("observedGeneration") != obj["metadata"]["generation"] \
                     or self.broken == "rollout" or (rt.kind, ns, name) in self.stalled:
                 continue
             want = self.workload_status(rt.kind, obj, False)
-            if want != st:
+            if want is not None and counts(want) != counts(st):
                 new = copy.deepcopy(obj)
                 new["status"] = want
                 self._commit(rt, ns, name, obj, new, False)
@@ -683,6 +689,9 @@ class State:
         r = spec.get("replicas", 1)
         if stalled and r == 0:
             return None
+        if r and not kinds.placeable(obj, list(self.objects[("", "nodes")].values())):
+            # its pods can go to no Ready node: Pending, never available
+            stalled = True
         ready = 0 if stalled else r
         if kind == "StatefulSet":
             st = {"observedGeneration": gen, "replicas": r, "readyReplicas": ready,

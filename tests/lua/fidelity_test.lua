@@ -728,6 +728,14 @@ local function mock_with(nodes)
                        json_encode = json.encode, objects = nodes }
 end
 
+local function pods_of(b, prefix)
+  local out = {}
+  for _, p in ipairs(b:list("v1/Pod", { namespace = NS })) do
+    if p.metadata.name:sub(1, #prefix) == prefix then out[#out + 1] = p end
+  end
+  return out
+end
+
 case("a DaemonSet rollout does not finish with a NotReady node", function(w)
   local pool = { ["fidelity.example.com/pool"] = "a" }
   w.node("fid-n1", true, pool)
@@ -744,6 +752,76 @@ case("a DaemonSet rollout does not finish with a NotReady node", function(w)
   t.eq(done, true, why)
   t.eq(why, "2/2 pods updated and available")
   w.delete("DaemonSet", "ds", NS)
+end)
+
+-- The scheduler places a Deployment's or StatefulSet's pods only on a
+-- Node whose labels match the template's nodeSelector and whose taints
+-- it tolerates; the node lifecycle controller taints a NotReady node
+-- node.kubernetes.io/not-ready:NoSchedule (kubernetes/kubernetes@v1.32.3
+-- pkg/controller/nodelifecycle, TaintNodeNotReady), and that node's
+-- kubelet runs nothing. So with only NotReady nodes to go to, the pods
+-- stay Pending, none is available, and kubectl rollout status waits
+-- (rollout_status.go: availableReplicas < updatedReplicas; a
+-- StatefulSet's readyReplicas < replicas); it finishes when a node is
+-- Ready.
+case("a Deployment rollout does not finish with only NotReady nodes",
+  function(w)
+    local pool = { ["fidelity.example.com/pool"] = "d" }
+    w.node("fid-d1", false, pool)
+    local d = deployment("nr", { app = "nr" }, { replicas = 2 })
+    d.spec.template.spec.nodeSelector = pool
+    w.apply(d, "uphook")
+    local done, why = rolled_out(w.settled("Deployment", "nr", NS))
+    t.eq(done, false)
+    t.eq(why, "0/2 updated replicas available")
+    w.node("fid-d1", true, pool)
+    done, why = rolled_out(w.settled("Deployment", "nr", NS))
+    t.eq(done, true, why)
+    t.eq(why, "2/2 replicas updated and available")
+    w.delete("Deployment", "nr", NS)
+  end)
+
+case("a StatefulSet rollout does not finish with only NotReady nodes",
+  function(w)
+    local pool = { ["fidelity.example.com/pool"] = "s" }
+    w.node("fid-s1", false, pool)
+    local ss = { apiVersion = "apps/v1", kind = "StatefulSet",
+      metadata = { name = "nr", namespace = NS },
+      spec = { serviceName = "nr", replicas = 1,
+        selector = { matchLabels = { app = "nrs" } },
+        template = { metadata = { labels = { app = "nrs" } },
+          spec = { nodeSelector = pool,
+            containers = { { name = "c", image = "img:1" } } } } } }
+    w.apply(ss, "uphook")
+    local done, why = rolled_out(w.settled("StatefulSet", "nr", NS))
+    t.eq(done, false)
+    t.eq(why, "0/1 pods ready")
+    w.node("fid-s1", true, pool)
+    done = rolled_out(w.settled("StatefulSet", "nr", NS))
+    t.eq(done, true)
+    w.delete("StatefulSet", "nr", NS)
+  end)
+
+t.case("a Deployment's pods go to a Ready node; none: Pending", function()
+  local b = mock_with { node("n1", false), node("n2", true, { spec = {
+    taints = { { key = "dedicated", value = "gpu", effect = "NoSchedule" } }
+  } }) }
+  -- n1 is NotReady, n2's taint is not tolerated: nowhere to run
+  b:apply(deployment("web", { app = "web" }))
+  local ps = pods_of(b, "web-")
+  t.eq(#ps, 1)
+  t.eq(ps[1].spec.nodeName, nil)
+  t.eq(ps[1].status.phase, "Pending")
+  t.eq((rolled_out(b:get("Deployment", "web", NS))), false)
+  -- a toleration for n2's taint: the pods go there and are Ready
+  local d = deployment("web", { app = "web" })
+  d.spec.template.spec.tolerations = { { key = "dedicated",
+    operator = "Exists", effect = "NoSchedule" } }
+  b:apply(d)
+  ps = pods_of(b, "web-")
+  t.eq(ps[1].spec.nodeName, "n2")
+  t.eq(ps[1].status.conditions[1].status, "True")
+  t.eq((rolled_out(b:get("Deployment", "web", NS))), true)
 end)
 
 t.case("a DaemonSet runs where its nodeSelector and tolerations let it",
@@ -793,13 +871,6 @@ t.case("env:snapshot() leaves out controller-made objects unless asked",
 -- pod/coredns, pod/metrics-server, pod/speaker) says enabled offline.
 local enabled = require "uphook.enabled"
 
-local function pods_of(b, prefix)
-  local out = {}
-  for _, p in ipairs(b:list("v1/Pod", { namespace = NS })) do
-    if p.metadata.name:sub(1, #prefix) == prefix then out[#out + 1] = p end
-  end
-  return out
-end
 
 t.case("workloads have Pods; check_status pod/<name> sees them", function()
   local b = mock_with { node("n1", true), node("n2", false) }
