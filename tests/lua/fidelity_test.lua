@@ -479,6 +479,24 @@ case("a PersistentVolume's volume source is immutable", function(w)
   w.delete("PersistentVolume", "fidelity-pv")
 end)
 
+-- storage ValidateVolumeAttachmentUpdate: "Spec is read-only" -- any
+-- change is field.Invalid on spec (the real message prints the new spec
+-- as Go's %#v of storage.VolumeAttachmentSpec, with pointers, so only
+-- its shape is asserted).
+case("a VolumeAttachment's spec is immutable", function(w)
+  local va = { apiVersion = "storage.k8s.io/v1", kind = "VolumeAttachment",
+    metadata = { name = "fidelity-va" },
+    spec = { attacher = "fidelity.csi.example.com", nodeName = "n1",
+      source = { persistentVolumeName = "pv-a" } } }
+  w.apply(va, "kubectl")
+  va.spec.nodeName = "n2"
+  local e = w.err(function() w.apply(va, "uphook") end)
+  t.eq(e.code, 422)
+  t.match(e.message, '^VolumeAttachment%.storage%.k8s%.io "fidelity%-va" '
+    .. 'is invalid: spec: Invalid value: .*: field is immutable$')
+  w.delete("VolumeAttachment", "fidelity-va")
+end)
+
 -- batch validateJobSpecUpdate: ValidateImmutableField on completionMode
 -- (and podFailurePolicy, backoffLimitPerIndex).
 case("a Job's completionMode is immutable", function(w)
