@@ -108,6 +108,8 @@ static void push_options(lua_State *L, const struct uh_cli *c,
   push_flags(L, c);
   push_list(L, c->rest, c->nrest);
   lua_setfield(L, -2, "operands");
+  push_list(L, c->addons, c->naddons);    /* for the commands uphook names */
+  lua_setfield(L, -2, "addons_dirs");
 }
 
 /* MicroK8s's addon forms, as canonical/microk8s@d099c907:scripts/wrappers/

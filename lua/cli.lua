@@ -9,6 +9,8 @@ local plantext = require "uphook.plantext"
 local rollback = require "uphook.rollback"
 local Report = require "uphook.report"
 local R = require "uphook.run"
+local selfcmd = require "uphook.selfcmd"
+local state = require "uphook.state"
 
 local M = {}
 
@@ -84,7 +86,7 @@ local function refuse_disabled(o, c, report, backend)
   end
 end
 
-local function print_outcome(o, report, code, run)
+local function print_outcome(o, c, report, code, run)
   if o.command == "plan" and code == engine.OK then
     local h = plan.header(run)
     if not report:event({ event = "plan", addon = run.addon, from = run.from,
@@ -99,11 +101,16 @@ local function print_outcome(o, report, code, run)
           full = o.full, null = run.null }))
       end
     end
+    report:event({ event = "result", code = code, addon = run.addon,
+      from = run.from, to = run.to, noop = run.noop or nil })
     return
   end
   local secs = run.elapsed or 0
   if code == engine.OK then
-    if not run.noop then
+    if run.noop then    -- "nothing to do" was said; JSON gets its result
+      report:event({ event = "result", code = code, addon = run.addon,
+        from = run.from, to = run.to, noop = true, seconds = secs })
+    else
       if not report:event({ event = "result", code = code, addon = run.addon,
           from = run.from, to = run.to, changes = plan.changes(run.entries),
           summary = plan.summary(run.entries), seconds = secs }) then
@@ -127,7 +134,8 @@ local function print_outcome(o, report, code, run)
   elseif code == engine.STUCK then
     for _, p in ipairs(run.problems or {}) do report:error("cannot undo " .. p) end
     report:error(string.format("rollback incomplete: the journal is kept "
-      .. "at %s; run: uphook recover %s", run.journal_path, run.addon))
+      .. "at %s; run: %s", run.journal_path,
+      selfcmd.line(o, c, "recover", run.addon)))
   end
   report:event({ event = "result", code = code, addon = run.addon,
     error = run.error, seconds = secs, journal = code == engine.STUCK
@@ -168,8 +176,8 @@ local function upgrade(o, c, report)
   if not lock then report:error(lerr); return engine.LOCKED end
   if c.sys.kind(L.journal_path) then
     report:error(string.format("an interrupted upgrade of %s left a journal "
-      .. "(%s): run 'uphook recover %s' first", addon.name, L.journal_path,
-      addon.name))
+      .. "(%s): first run: %s", addon.name, L.journal_path,
+      selfcmd.line(o, c, "recover", addon.name)))
     return engine.STUCK
   end
   -- the hook child is forked before any request hands a credential to
@@ -199,7 +207,7 @@ local function upgrade(o, c, report)
     state_quota = o.state_quota,
     bases = { snap_data = o.snap_data, snap_common = o.snap_common },
     clock_wall = c.sys.wall, pid = c.sys.pid() }
-  print_outcome(o, report, code, run)
+  print_outcome(o, c, report, code, run)
   if type(lock) == "userdata" then lock:release() end
   return code
 end
@@ -248,6 +256,51 @@ local function release_lease(o, c, report, L, backend, recovered, host)
   end
 end
 
+--- `recover --dry-run`: what recover would undo, in words; nothing is
+--- changed and no lock is taken (as plan takes none).
+local function recover_preview(o, c, report, run, begin, body, L)
+  local steps = rollback.preview(run, body)
+  local left = 0
+  if not report:event({ event = "recover_plan", addon = o.addon.name,
+      from = begin.from, to = begin.to, journal = L.journal_path,
+      steps = steps }) then
+    io.stdout:write(string.format("Recovering %s would undo the interrupted "
+      .. "upgrade %s -> %s (journal %s), in this order:\n", o.addon.name,
+      tostring(begin.from or "(none)"), tostring(begin.to),
+      L.journal_path))
+    if #steps == 0 then io.stdout:write("  nothing: no change was made\n") end
+    for i, st in ipairs(steps) do
+      io.stdout:write(string.format("  %d. %s\n", i,
+        require("uphook.escape").text(st.text)))
+    end
+  end
+  for _, st in ipairs(steps) do
+    if st.action == "leave" then left = left + 1 end
+  end
+  if left > 0 then
+    report:info(string.format("%d change%s would be left alone: recover "
+      .. "would keep the journal and exit 6", left, left == 1 and "" or "s"))
+  end
+  report:info("Nothing was changed (--dry-run). To recover, run: "
+    .. selfcmd.line(o, c, "recover", o.addon.name))
+  report:event({ event = "result", code = engine.OK, addon = o.addon.name,
+    dry_run = true, steps = #steps, left_alone = left })
+  return engine.OK
+end
+
+--- The version recover leaves the addon at (the state's, else the one
+--- the interrupted upgrade started from) and what to run next.
+local function recovered_line(o, c, run, begin, n)
+  local ok, st = pcall(state.read, run)
+  local at = ok and st and st.version or begin.from
+  local name = o.addon.name
+  return string.format("Recovered %s: %d change%s undone; %s is %s, as "
+    .. "before the interrupted upgrade to %s.", name, n, n == 1 and "" or "s",
+    name, at and ("at " .. at) or "as it was", tostring(begin.to)),
+    string.format("Next: %s (with 'plan' for 'upgrade': what it would do)",
+    selfcmd.line(o, c, "upgrade", name)), at
+end
+
 local function recover(o, c, report)
   local L = layout(o, c, o.addon)
   local recs, torn, version = c.journal.replay(L.journal_path)
@@ -260,13 +313,15 @@ local function recover(o, c, report)
     report:info("nothing to recover: " .. o.addon.name .. " has no journal")
     -- a run of this node may still be on: then its Lease is no one's to
     -- release, and the lock says so at once
-    if node_lock(o, c, "recover", L, 0) then
+    if not o.dry_run and node_lock(o, c, "recover", L, 0) then
       release_lease(o, c, report, L, nil, false)
     end
     return engine.OK
   end
-  local lock, lerr = node_lock(o, c, "recover", L)
-  if not lock then report:error(lerr); return engine.LOCKED end
+  if not o.dry_run then
+    local lock, lerr = node_lock(o, c, "recover", L)
+    if not lock then report:error(lerr); return engine.LOCKED end
+  end
   local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}
   local refused, warning = rollback.check_journal(begin, version, L.roots,
     { snap_data = o.snap_data, snap_common = o.snap_common }, o.addon.name)
@@ -286,18 +341,25 @@ local function recover(o, c, report)
     .. "(the crash came while writing it); it is ignored") end
   local body = {}
   for i = 2, #recs do body[#body + 1] = recs[i] end
+  if o.dry_run then
+    return recover_preview(o, c, report, run, begin, body, L)
+  end
   local ok, problems, restored = rollback.undo(run, body)
   for _, r in ipairs(restored) do report:info(r) end
   if not ok then
     for _, p in ipairs(problems) do report:error("cannot undo " .. p) end
-    report:error("recovery incomplete; the journal is kept at "
-      .. L.journal_path)
+    report:error(string.format("recovery incomplete; the journal is kept "
+      .. "at %s; when what is named above is fixed, run again: %s",
+      L.journal_path, selfcmd.line(o, c, "recover", o.addon.name)))
     return engine.STUCK
   end
   rollback.remove(c.journal, c.fs, L.journal_path, body)
   release_lease(o, c, report, L, run.backend, true, host)
-  report:info(string.format("Recovered %s: %d change%s undone.",
-    o.addon.name, #restored, #restored == 1 and "" or "s"))
+  local done, next_step, at = recovered_line(o, c, run, begin, #restored)
+  report:info(done)
+  report:info(next_step)
+  report:event({ event = "result", code = engine.OK, addon = o.addon.name,
+    undone = #restored, version = at })
   return engine.OK
 end
 
@@ -330,9 +392,18 @@ function M.main(o)
   end
   local ok, code = pcall(COMMANDS[o.command], o, c, report)
   if o.temporary_dir then c.sys.rmtree(o.temporary_dir) end
-  if ok then return code end
-  report:error(require("uphook.errors").message(code))
-  return engine.EARLY
+  local err
+  if not ok then
+    err = require("uphook.errors").message(code)
+    report:error(err)
+    code = engine.EARLY
+  end
+  -- every JSON run ends with exactly one result event (docs/output.md)
+  if not report.result_sent then
+    report:event({ event = "result", code = code, command = o.command,
+      addon = o.addon and o.addon.name or nil, error = err })
+  end
+  return code
 end
 
 return M

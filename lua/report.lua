@@ -44,6 +44,7 @@ end
 ---@param t table the event
 ---@return true|nil printed
 function M:event(t)
+  if t.event == "result" then self.result_sent = true end
   if self.format == "json" then
     self.write(self.json.encode(t) .. "\n")
     return true

@@ -267,28 +267,40 @@ local function still_ours(run, rec, cur)
   end
 end
 
-local function undo_kube(run, rec)
-  local b, r = run.backend, rec.ref
-  local gvk = r.apiVersion .. "/" .. r.kind
-  local cur = b:get(gvk, r.name, r.namespace)
+--- What undoing a kube record does to the object as it is now (`cur`):
+--- "delete", "recreate", "restore", "same" (already as before) or nil
+--- (gone already); raises left_alone when it is no longer uphook's.
+local function kube_action(run, rec, cur)
   if rec.prior == nil then
     if not cur then return nil end
     still_ours(run, rec, cur)
-    b:delete(gvk, r.name, r.namespace)
-    return "deleted "
+    return "delete"
   end
-  local want = clean(rec.prior)
   if rec.deleted then
     -- uphook deleted it: recreate it unless someone made another since
     if cur and cur.metadata.uid ~= rec.prior.metadata.uid then
       left_alone("someone created it again since uphook deleted it")
     end
-  elseif not (cur and tables.equal(clean(cur), want)) then
-    if (rec.applied or rec.made) and not cur then
-      left_alone("it was deleted since uphook applied it")
-    end
-    if cur then still_ours(run, rec, cur) end  -- v1 journals: the uid only
+    return cur and "restore" or "recreate"
   end
+  if cur and tables.equal(clean(cur), clean(rec.prior)) then return "same" end
+  if (rec.applied or rec.made) and not cur then
+    left_alone("it was deleted since uphook applied it")
+  end
+  if cur then still_ours(run, rec, cur) end  -- v1 journals: the uid only
+  return cur and "restore" or "recreate"
+end
+
+local function undo_kube(run, rec)
+  local b, r = run.backend, rec.ref
+  local gvk = r.apiVersion .. "/" .. r.kind
+  local action = kube_action(run, rec, b:get(gvk, r.name, r.namespace))
+  if action == nil then return nil end
+  if action == "delete" then
+    b:delete(gvk, r.name, r.namespace)
+    return "deleted "
+  end
+  local want = clean(rec.prior)
   local mf = rec.prior.metadata and rec.prior.metadata.managedFields
   for try = 1, CONFLICT_TRIES do
     local ok, what = pcall(restore_kube, b, gvk, r, want, mf)
@@ -360,6 +372,16 @@ local function restart_again(run, remote, here, restored_on, problems)
   end
 end
 
+--- A "made" record belongs to the change of the same object before it.
+local function pair_made(records)
+  local last = {}
+  for _, rec in ipairs(records) do
+    local key = type(rec.ref) == "table" and kinds.label(rec.ref)
+    if rec.op == "kube" and key then last[key] = rec
+    elseif rec.op == "made" and key and last[key] then last[key].made = rec end
+  end
+end
+
 ---Undo every record in reverse. Returns true, or false and the list of
 ---changes that could not be undone (the journal is then kept).
 ---@return boolean ok, string[] problems, string[] restored
@@ -368,13 +390,7 @@ end
 function M.undo(run, records)
   local problems, restored = {}, {}
   local here, remote, seen, restored_on = {}, {}, {}, {}
-  -- a "made" record belongs to the change of the same object before it
-  local last = {}
-  for _, rec in ipairs(records) do
-    local key = type(rec.ref) == "table" and kinds.label(rec.ref)
-    if rec.op == "kube" and key then last[key] = rec
-    elseif rec.op == "made" and key and last[key] then last[key].made = rec end
-  end
+  pair_made(records)
   for i = #records, 1, -1 do
     local rec = records[i]
     local ok, what = pcall(function()
@@ -403,6 +419,83 @@ function M.undo(run, records)
   end
   restart_again(run, remote, here, restored_on, problems)
   return #problems == 0, problems, restored
+end
+
+local KUBE_WORDS = {
+  delete = "delete %s: uphook created it",
+  recreate = "create %s again, as it was before the upgrade",
+  restore = "put %s back as it was before the upgrade",
+  same = "nothing for %s: it is as it was before the upgrade",
+  none = "nothing for %s: it is gone already",
+}
+
+local function file_words(rec)
+  local what = "file " .. describe(rec)
+  if rec.backup then return "restore", "put back " .. what .. " from its backup" end
+  if rec.prior ~= nil then return "restore", "put back " .. what .. " as it was" end
+  return "remove", "remove " .. what .. ": uphook created it"
+end
+
+local function preview_kube(run, rec)
+  local r, what = rec.ref, describe(rec)
+  local ok, a = pcall(function()
+    return kube_action(run, rec, run.backend:get(r.apiVersion .. "/" .. r.kind,
+      r.name, r.namespace))
+  end)
+  if ok then return a or "none", KUBE_WORDS[a or "none"]:format(what) end
+  local m = msg_of(a)
+  if m:find("^left alone: ") then
+    return "leave", "leave " .. what .. " alone: " .. m:sub(13)
+  end
+  return "unknown", "cannot tell what happens to " .. what .. ": " .. m
+end
+
+---What undoing `records` would do, in words, without doing it, in the
+---order undo works (restarts last). The objects are read to tell which
+---are still uphook's: undo leaves the others alone (exit 6).
+---@param run table recover's run (backend, roots, journal_path)
+---@param records table[] journal records, oldest first
+---@return {action:string, what:string, text:string}[] steps
+function M.preview(run, records)
+  pair_made(records)
+  local steps, restarts, seen, restored_on = {}, {}, {}, {}
+  local function add(list, action, rec, text)
+    list[#list + 1] = { action = action, what = describe(rec), text = text }
+  end
+  for i = #records, 1, -1 do
+    local rec = records[i]
+    if rec.op == "kube" then
+      local a, text = preview_kube(run, rec)
+      add(steps, a, rec, text)
+    elseif rec.op == "file" then
+      local a, text = file_words(rec)
+      add(steps, a, rec, text)
+    elseif rec.op == "node_args" and not rec.unsent then
+      restored_on[rec.node] = true
+      add(steps, "restore", rec, "put back " .. describe(rec) .. " as it was")
+    end
+  end
+  -- the restarts as undo makes them: the other nodes first, one at a
+  -- time, then this node
+  local here = {}
+  for i = #records, 1, -1 do
+    local rec = records[i]
+    if rec.op == "restart" and not seen[rec.service] then
+      seen[rec.service] = true
+      table.insert(here, 1, { action = "restart", what = "restart "
+        .. tostring(rec.service), text = "restart " .. tostring(rec.service)
+        .. " on this node" })
+    elseif rec.op == "node_restart" and not rec.unsent
+        and restored_on[rec.node] and not seen[rec.node .. "\0" .. rec.service] then
+      seen[rec.node .. "\0" .. rec.service] = true
+      local what = describe(rec)
+      table.insert(restarts, 1, { action = "restart", what = what, text = what })
+    end
+  end
+  for _, l in ipairs { restarts, here } do
+    for _, r in ipairs(l) do steps[#steps + 1] = r end
+  end
+  return steps
 end
 
 ---Delete the journal, then the backups its records name (config.install

@@ -127,7 +127,7 @@ expect "a relative --state-dir works" 0 "Plan for hello"
 J="$TMP/stuck"; mkdir -p "$J/journal"
 printf 'UPHOOKJ1garbage-that-is-not-a-journal' > "$J/journal/hello.journal"
 run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --state-dir "$J" upgrade hello
-expect "a left journal refuses upgrade with exit 6" 6 "uphook recover hello"
+expect "a left journal refuses upgrade with exit 6" 6 "first run: .*uphook .* recover hello$"
 run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --state-dir "$J" recover hello
 expect "recover of a corrupt journal exits 6 and keeps it" 6 "cannot read the journal"
 [ -f "$J/journal/hello.journal" ] && ok "the corrupt journal is kept" || not_ok "the corrupt journal is kept"

@@ -128,7 +128,7 @@ faults node-4 '[{"match": "restart", "action": "error", "message": "snapctl fail
   {"match": "change", "skip": 1, "count": -1, "action": "error", "message": "agent broken"}]'
 run U upgrade dns
 expect "a node whose undo fails too: exit 6 naming it, the journal kept" 6 \
-  "node node-4 \($NET\.4\)" "Agent broken" "uphook recover dns"
+  "node node-4 \($NET\.4\)" "Agent broken" "run: .*uphook .*recover dns"
 pending=$(objs "((get('Lease', 'uphook-dns', 'kube-system') or {}).get('metadata', {}).get('annotations') or {}).get('uphook.microk8s.io/pending')")
 check "... the Lease stays marked pending by this node" [ "$pending" = "$THIS" ]
 rm "$(sd node-4)/agent-faults.json"

@@ -1,0 +1,102 @@
+# Recovery the operator can follow (issue 20 point 9, point 7's one
+# result): the exit-6 message gives a command the user can run as it is
+# (uphook is not on PATH through `microk8s upgrade`), `recover --dry-run`
+# says in words what recover would undo and changes nothing, an object
+# changed since uphook made it is said to be left alone, `recover` ends
+# with the version the addon is left at and the next command; with
+# --output json each of these ends with one result event.
+. tests/cli/lib.sh
+
+ROOT=$(pwd)
+REPO="$TMP/repo"
+mkdir -p "$REPO/addons"
+printf 'microk8s-addons:\n  addons:\n    - name: dns\n      version: 1.0.0\n' > "$REPO/addons.yaml"
+ln -s "$ROOT/hooks/dns" "$REPO/addons/dns"
+FIX=$ROOT/hooks/dns/fixtures/cluster-1.8.0.yaml
+W="$TMP/w"
+U() { "$UPHOOK" --addons "$REPO" --offline "$FIX" --state-dir "$W" "$@"; }
+snapshot() { cat "$W/offline/cluster.yaml"; ls -l "$W/journal"; cat "$W/offline/args/"*; }
+
+# a crash after the third journaled change leaves a journal
+UPHOOK_CRASH_AFTER=3 U upgrade dns >"$OUT" 2>&1; RC=$?
+expect "a crash after change 3 leaves the journal" 99
+run U upgrade dns
+expect "the next upgrade refuses with exit 6 and names a command" 6 \
+  "left a journal .*: first run: .* recover dns$"
+# the command as printed, run from elsewhere, with PATH not finding uphook
+cmd=$(sed -n 's/.*first run: //p' "$OUT" | head -1)
+first=${cmd%% *}
+case "$first" in /*/uphook) [ -x "$first" ] && ok "the command names uphook by its absolute path (not on PATH)" ;;
+  *) echo "command: $cmd" >"$OUT"; not_ok "the command names uphook by its absolute path (not on PATH)" ;; esac
+mkdir -p "$TMP/bin" "$TMP/snap/x1/bin"
+ln -s "$first" "$TMP/bin/uphook"; ln -s "$first" "$TMP/snap/x1/bin/uphook"
+PATH="$TMP/bin:$PATH" U upgrade dns >"$OUT" 2>&1; RC=$?
+expect "with uphook on PATH the command is 'uphook ...'" 6 "first run: uphook --addons "
+SNAP="$TMP/snap/x1" SUDO_USER=op U upgrade dns >"$OUT" 2>&1; RC=$?
+expect "as the snap's binary, through sudo: 'sudo \$SNAP's current/bin/uphook'" 6 \
+  "first run: sudo $TMP/snap/current/bin/uphook --addons "
+snapshot > "$TMP/before"
+( cd / && PATH=/usr/bin:/bin eval "$cmd --dry-run" ) >"$OUT" 2>&1; RC=$?
+expect "the printed command runs as it is (here with --dry-run)" 0 \
+  "Recovering dns would undo the interrupted upgrade 1\.8\.0 -> "
+expect "--dry-run lists the undo in words, in order" 0 \
+  "^  1\. put ClusterRoleBinding coredns back as it was before the upgrade$" \
+  "^  3\. put ServiceAccount kube-system/coredns back as it was" \
+  "Nothing was changed \(--dry-run\)\. To recover, run: .* recover dns$"
+snapshot > "$TMP/after"
+cmp -s "$TMP/before" "$TMP/after" && ok "recover --dry-run changed nothing (cluster, journal, files)" \
+  || { diff "$TMP/before" "$TMP/after" | head >"$OUT"; not_ok "recover --dry-run changed nothing (cluster, journal, files)"; }
+
+U --output json recover dns --dry-run >"$OUT" 2>"$TMP/err"; RC=$?
+json_lines "recover --dry-run --output json: JSON events, one result" "$OUT" 0
+expect "the JSON plan of recover has its steps" 0 '"event":"recover_plan"' \
+  '"action":"restore".*"what":"ServiceAccount kube-system/coredns"'
+
+# someone changes an object uphook applied: --dry-run says it is left alone
+python3 - "$W/offline/cluster.yaml" <<'PY'
+import sys, yaml
+p = sys.argv[1]
+docs = list(yaml.safe_load_all(open(p)))
+for d in docs:
+    if d and d["kind"] == "ServiceAccount" and d["metadata"]["name"] == "coredns":
+        d["metadata"]["labels"]["addon.microk8s.io/name"] = "someone-else"
+yaml.safe_dump_all(docs, open(p, "w"))
+PY
+run U recover dns --dry-run
+expect "an object changed since uphook applied it is said to be left alone" 0 \
+  "leave ServiceAccount kube-system/coredns alone: it changed since uphook applied it" \
+  "1 change would be left alone: recover would keep the journal and exit 6"
+run U recover dns
+expect "recover then leaves it, keeps the journal, and says what to run again" 6 \
+  "cannot undo ServiceAccount kube-system/coredns" \
+  "recovery incomplete; the journal is kept at .*; when what is named above is fixed, run again: .* recover dns$"
+# put the label back (as uphook applied it): recover finishes
+python3 - "$W/offline/cluster.yaml" <<'PY'
+import sys, yaml
+p = sys.argv[1]
+docs = list(yaml.safe_load_all(open(p)))
+for d in docs:
+    if d and d["kind"] == "ServiceAccount" and d["metadata"]["name"] == "coredns":
+        d["metadata"]["labels"]["addon.microk8s.io/name"] = "dns"
+yaml.safe_dump_all(docs, open(p, "w"))
+PY
+run U recover dns
+expect "recover ends with the version left at and the next command" 0 \
+  "Recovered dns: [0-9]+ changes? undone; dns is at 1\.8\.0, as before the interrupted upgrade to 1\.14\.3\." \
+  "Next: .*--state-dir $W upgrade dns "
+[ -e "$W/journal/dns.journal" ] && not_ok "the journal is gone" || ok "the journal is gone"
+run U recover dns
+expect "recover without a journal says so" 0 "nothing to recover: dns has no journal"
+U --output json recover dns >"$OUT" 2>&1; RC=$?
+json_lines "recover without a journal, JSON: one result" "$OUT" 0
+
+# a run with nothing to do ends with its result too (point 7)
+run U upgrade dns
+expect "the upgrade after recover" 0 "Upgraded dns from 1\.8\.0"
+U --output json upgrade dns >"$OUT" 2>&1; RC=$?
+json_lines "an upgrade with nothing to do, JSON: one result" "$OUT" 0
+expect "its result says noop" 0 '"noop":true'
+U --output json plan dns >"$OUT" 2>&1; RC=$?
+json_lines "a plan with nothing to do, JSON: one result after the plan" "$OUT" 0
+
+finish
