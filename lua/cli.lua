@@ -19,8 +19,8 @@ local function writer(f)
 end
 
 local function new_report(o, c)
-  return Report.new { format = o.output, tty = o.tty, color = o.color,
-    err_tty = o.err_tty, plan = o.command == "plan",
+  return Report.new { format = o.output, tty = o.tty, err_tty = o.err_tty,
+    term_dumb = o.term_dumb, no_color = o.no_color, plan = o.command == "plan",
     verbosity = o.verbosity, write = writer(io.stdout),
     ewrite = writer(io.stderr), json = c.json, clock = c.sys.wall }
 end
@@ -87,6 +87,7 @@ local function refuse_disabled(o, c, report, backend)
 end
 
 local function print_outcome(o, c, report, code, run)
+  report:clear_status()     -- the status line goes before the outcome
   if o.command == "plan" and code == engine.OK then
     local h = plan.header(run)
     if not report:event({ event = "plan", addon = run.addon, from = run.from,
@@ -206,6 +207,7 @@ local function upgrade(o, c, report)
     timeout = o.timeout, memory_limit = o.memory_limit << 20,
     state_quota = o.state_quota,
     bases = { snap_data = o.snap_data, snap_common = o.snap_common },
+    confirm = require("uphook.confirm").new(o, report),
     clock_wall = c.sys.wall, pid = c.sys.pid() }
   print_outcome(o, c, report, code, run)
   if type(lock) == "userdata" then lock:release() end

@@ -423,7 +423,7 @@ local function new_run(o)
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
     clock_wall = o.clock_wall, pid = o.pid, timeout = o.timeout,
     record_calls = o.record_calls, state_quota = o.state_quota,
-    bases = o.bases,
+    bases = o.bases, confirm = o.confirm,
     crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "") }
   run.changed_nodes, run.host_root = {}, o.host_root
   run.handler = handler(run)

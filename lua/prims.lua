@@ -15,6 +15,7 @@ local errors = require "uphook.errors"
 local lease = require "uphook.lease"
 local fieldset = require "uphook.fieldset"
 local nodes = require "uphook.nodes"
+local confirm = require "uphook.confirm"
 
 local M = {}
 
@@ -422,6 +423,15 @@ local function delete_object(run, prior, allow_data_loss, verb, reason)
   if run.plan then
     run.planned[pk] = false
   else
+    -- a data-loss delete is known only now: confirmed now (lua/confirm.lua)
+    if DATA_LOSS_KINDS[short] and run.confirm then
+      local lines, what = confirm.data_loss(run.addon, prior, reason)
+      local yes, why = run.confirm(lines, what)
+      if not yes then
+        error(string.format("%s was not confirmed (%s): nothing of it was "
+          .. "deleted", what, why), 0)
+      end
+    end
     rollback.record(run, { op = "kube", ref = key, prior = prior,
       deleted = true })
     run.backend:delete(kinds.gvk(prior), md.name, md.namespace)

@@ -10,27 +10,35 @@ M.__index = M
 local COLORS = { step = "\27[1;34m", warn = "\27[33m", error = "\27[1;31m",
                  ok = "\27[32m", reset = "\27[0m" }
 
----@param o {format:string, tty:boolean, color:boolean, verbosity:integer,
----  write:fun(s:string), ewrite:fun(s:string), json:table, clock:fun():number}
+--- Escape codes (colour, the status line) go only to a stream that is a
+--- terminal, and to none under TERM=dumb; NO_COLOR drops the colour.
+---@param o {format:string, tty:boolean, err_tty:boolean, term_dumb:boolean,
+---  no_color:boolean, verbosity:integer, write:fun(s:string),
+---  ewrite:fun(s:string), json:table, clock:fun():number}
 function M.new(o)
+  local codes = not o.term_dumb
   local r = setmetatable({ format = o.format or "human", tty = o.tty,
-    color = o.color, verbosity = o.verbosity or 0, write = o.write,
+    status_line = o.err_tty and codes or false,
+    color = { out = o.tty and codes and not o.no_color or false,
+              err = o.err_tty and codes and not o.no_color or false },
+    verbosity = o.verbosity or 0, write = o.write,
     ewrite = o.ewrite or o.write, json = o.json, clock = o.clock,
     lines = {}, step_no = 0, capture = o.capture, plan = o.plan }, M)
   -- transfers draw their bar on stderr: only when stderr is a terminal
   if r.format == "json" then r.transfer_progress = "json"
-  elseif o.err_tty and r.verbosity >= 0 and not r.capture then
+  elseif r.status_line and r.verbosity >= 0 and not r.capture then
     r.transfer_progress = "tty"
   end
   return r
 end
 
----`s` in the colour of `kind` when colour is on.
+---`s` in the colour of `kind` when colour is on for its stream.
 ---@param kind string a key of COLORS ("error", "warn", ...)
 ---@param s string
+---@param stream "out"|"err"
 ---@return string
-function M:paint(kind, s)
-  if not self.color then return s end
+function M:paint(kind, s, stream)
+  if not self.color[stream] then return s end
   return COLORS[kind] .. s .. COLORS.reset
 end
 
@@ -76,9 +84,9 @@ function M:log(level, text)
   if level == "step" then
     if self.verbosity < 0 then return end       -- -q: quiet
     self.write(stamp(self) .. self:paint("step", string.format("[%d] %s",
-      self.step_no, text)) .. "\n")
+      self.step_no, text), "out") .. "\n")
   elseif level == "warn" then
-    self.ewrite(stamp(self) .. self:paint("warn", "warning: ") .. text .. "\n")
+    self.ewrite(stamp(self) .. self:paint("warn", "warning: ", "err") .. text .. "\n")
   elseif self.verbosity >= 0 then
     self.write(stamp(self) .. "    " .. text .. "\n")
   end
@@ -92,17 +100,18 @@ local SPIN = { "|", "/", "-", "\\" }
 function M:progress(text)
   if self.capture then return end
   if self:event({ event = "progress", message = text }) then return end
-  if self.tty then
+  if self.status_line and self.verbosity >= 0 then
     self.spin = (self.spin or 0) % #SPIN + 1
     self.status = text
     self.ewrite("\r\27[K  " .. SPIN[self.spin] .. " " .. escape.text(text))
-  elseif not self.tty and self.verbosity > 0 then
+  elseif self.verbosity > 0 then
     self.write(stamp(self) .. "  ... " .. escape.text(text) .. "\n")
   end
 end
 
+---Clear the status line (before any other line is printed).
 function M:clear_status()
-  if self.tty and self.status then
+  if self.status_line and self.status then
     self.ewrite("\r\27[K")
     self.status = nil
   end
@@ -126,7 +135,7 @@ function M:error(text)
   if self.capture then return end
   self:clear_status()
   if not self:event({ event = "error", message = text }) then
-    self.ewrite(stamp(self) .. self:paint("error", "uphook: ")
+    self.ewrite(stamp(self) .. self:paint("error", "uphook: ", "err")
       .. escape.text(text) .. "\n")
   end
 end

@@ -134,6 +134,7 @@ end
 ---@field phase? string the phase to start in (default "load")
 ---@field perms? table<string, true>
 ---@field timeout? number seconds until the deadline (default 900)
+---@field confirm? fun(lines: string[], what: string): boolean, string|nil asks the user (lua/confirm.lua; nil: never asked)
 
 ---The one constructor of a run record.
 ---@param o uphook.RunOptions
@@ -149,7 +150,7 @@ function M.new(o)
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
     state_quota = o.state_quota, bases = o.bases,
     clock_wall = o.clock_wall, pid = o.pid, crash_after = o.crash_after,
-    phase = o.phase or "load", perms = o.perms or {},
+    phase = o.phase or "load", perms = o.perms or {}, confirm = o.confirm,
     entries = {}, records = {}, calls = o.record_calls and {} or nil,
     planned = {}, deleted = {}, applied = {},
     changed = false }, Run)

@@ -241,8 +241,10 @@ function kube.get(kind, name, namespace) end
 function kube.list(kind, opts) end
 
 ---✎ Delete one object. Refuses PersistentVolume, PersistentVolumeClaim,
----Namespace and CustomResourceDefinition unless `opts.allow_data_loss`.
----Journaled: a rollback recreates it.
+---Namespace and CustomResourceDefinition unless `opts.allow_data_loss`;
+---with it, a live upgrade asks the user at that moment (the object shown;
+---`--yes` answers without a terminal) and a refusal raises, which rolls
+---the run back. Journaled: a rollback recreates it.
 ---@param kind string
 ---@param name string
 ---@param namespace? string
