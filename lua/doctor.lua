@@ -377,8 +377,7 @@ end
 local function addon_events(rows)
   local out = {}
   for _, r in ipairs(rows) do
-    local e = { event = "addon" }
-    for k, v in pairs(r) do e[k] = v end
+    local e = list.event(r)
     if r.upgradable and r.enabled ~= false then
       e.fix = string.format("microk8s upgrade %s/%s", r.repo, r.name)
     end

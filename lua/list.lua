@@ -78,8 +78,26 @@ local function row(o, c, backend, r, a, report)
   return r
 end
 
----The rows of `uphook list`, and the backend they were read from.
----@return table[] rows, Backend backend
+--- The journal an interrupted upgrade of `a` left on this node, if any.
+local function pending_journal(o, c, a)
+  local dir = o.state_dir or (o.snap_common .. "/var/lib/uphook")
+  local path = dir .. "/journal/" .. a.name .. ".journal"
+  return c.sys.kind(path) and path or nil
+end
+
+--- A live cluster that does not answer is found once, with one request
+--- (discovery, which every read needs first): the message, or nil.
+local function unreachable(backend)
+  if not backend.discover then return nil end
+  local ok, err = pcall(backend.discover, backend)
+  -- a connection error is a string; an HTTP error (401, 500) a table:
+  -- the server answered, and each row says what it could read
+  if not ok and type(err) == "string" then return err end
+end
+
+---The rows of `uphook list`, the backend they were read from, and why
+---the cluster could not be read (unreachable, or past the time limit).
+---@return table[] rows, Backend backend, string|nil problem
 ---@param o table options of host/cli.c
 ---@param c table the C families
 ---@param report table lua/report.lua
@@ -89,12 +107,52 @@ function M.rows(o, c, report)
   for i, a in ipairs(o.addons or {}) do
     rows[i] = declarations(c, a, o.limits)
   end
+  -- the C families take absolute folders (as cli.lua's layout makes them)
+  if o.state_dir then o.state_dir = c.sys.realpath(o.state_dir) or o.state_dir end
   local L = o.state_dir and { state_dir = o.state_dir } or nil
   local backend = Backend.connect(o, c, report, L)
-  for i, a in ipairs(o.addons or {}) do
-    row(o, c, backend, rows[i], a, report)
+  -- one time limit for the whole command (--timeout, default 15 s)
+  if backend.set_deadline then backend:set_deadline(o.limits.deadline) end
+  local problem = unreachable(backend)
+  if problem then
+    problem = problem .. ": whether addons are enabled and their installed "
+      .. "versions are unknown"
   end
-  return rows, backend
+  for i, a in ipairs(o.addons or {}) do
+    local r = rows[i]
+    r.pending_journal = pending_journal(o, c, a)
+    if not problem and c.sys.now() >= o.limits.deadline then
+      problem = string.format("list ran out of its time limit (%g s, "
+        .. "--timeout): the rows from %s/%s on are not read", o.limits.timeout,
+        a.repo, a.name)
+    end
+    if problem then
+      if r.child then r.child:close(); r.child = nil end
+      r.has_detect, r.perms, r.upgradable = nil, nil, false
+    else
+      row(o, c, backend, r, a, report)
+    end
+    -- an upgrade refuses until recover has run (exit 6)
+    if r.pending_journal then r.upgradable = false end
+  end
+  return rows, backend, problem
+end
+
+---A row as list's JSON event (docs/output.md): `installed` from the
+---state, `detected` from the hook's detect, `source` says which one
+---`upgradable` was decided from.
+---@param r table a row of M.rows
+---@return table
+function M.event(r)
+  return { event = "addon", repo = r.repo, name = r.name, hook = r.hook,
+    enabled = r.enabled, target = r.target, from_range = r.from_range,
+    addons_yaml_version = r.addons_yaml_version,
+    installed = not r.detected and r.installed or nil,
+    detected = r.detected and r.installed or nil,
+    source = r.installed and (r.detected and "detect" or "state") or nil,
+    upgradable = r.upgradable or false,
+    pending_journal = r.pending_journal ~= nil, journal = r.pending_journal,
+    error = r.error }
 end
 
 ---@param o table options of host/cli.c
@@ -102,26 +160,43 @@ end
 ---@param report table lua/report.lua
 ---@return integer exit code
 function M.main(o, c, report)
-  local rows = M.rows(o, c, report)
+  local rows, _, problem = M.rows(o, c, report)
+  local code = problem and 4 or 0
   if o.output == "json" then
-    for _, r in ipairs(rows) do io.stdout:write(c.json.encode(r), "\n") end
-    return 0
+    for _, r in ipairs(rows) do report:event(M.event(r)) end
+    if problem then report:error(problem) end
+    report:event({ event = "result", code = code, addons = #rows,
+      error = problem })
+    return code
   end
   local esc = require("uphook.escape").text   -- hook text, as in plans
   local fmt = "%-14s %-22s %-8s %-10s %-10s %s\n"
   io.stdout:write(string.format(fmt, "REPO", "ADDON", "ENABLED",
     "INSTALLED", "HOOK", "UPGRADE"))
+  local star, pending = false, {}
   for _, r in ipairs(rows) do
+    star = star or r.detected
+    local upgrade = r.upgradable and ("yes -> " .. esc(r.target)) or "no"
+    if r.pending_journal then
+      upgrade = "interrupted: run recover"
+      pending[#pending + 1] = r.name
+    end
     io.stdout:write(string.format(fmt, esc(r.repo), esc(r.name),
       r.enabled == nil and "?" or (r.enabled and "yes" or "no"),
       r.installed and (esc(r.installed) .. (r.detected and "*" or "")) or "-",
-      esc(r.target or (r.hook and "error" or "none")),
-      r.upgradable and ("yes -> " .. esc(r.target)) or "no"))
+      esc(r.target or (r.hook and "error" or "none")), upgrade))
     if r.error then io.stderr:write("  ", esc(r.error), "\n") end
   end
-  io.stdout:write("(* installed version found by the hook's detect: no uphook "
-    .. "state yet)\n")
-  return 0
+  if star then
+    io.stdout:write("(* installed version found by the hook's detect: no "
+      .. "uphook state yet)\n")
+  end
+  for _, name in ipairs(pending) do
+    report:info(string.format("%s: an upgrade was interrupted; run: %s",
+      name, require("uphook.selfcmd").line(o, c, "recover", name)))
+  end
+  if problem then report:error(problem) end
+  return code
 end
 
 return M

@@ -115,7 +115,7 @@ ln -s "$(pwd)/hooks/hostpath-storage" "$HR/addons/hostpath-storage"
 printf 'microk8s-addons:\n  addons:\n    - name: hostpath-storage\n      check_status: deployment.apps/hostpath-provisioner\n' > "$HR/addons.yaml"
 run "$UPHOOK" --addons "$HR" --offline hooks/hostpath-storage/fixtures/cluster-1.1.0.yaml list --output json
 expect "list: enabled, detected version, upgradable" 0 '"enabled":true' \
-  '"installed":"1.1.0"' '"detected":true' '"upgradable":true' '"target":"1.6.0"'
+  '"detected":"1.1.0"' '"source":"detect"' '"upgradable":true' '"target":"1.6.0"'
 run "$UPHOOK" --addons "$HR" --offline hooks/hostpath-storage/fixtures/cluster-1.1.0.yaml list
 expect "list: a table for people" 0 "hostpath-storage +yes +1.1.0\* +1.6.0 +yes -> 1.6.0"
 
