@@ -2,9 +2,11 @@
  * $SNAP_DATA/var/lock/.microk8s-addon-lock (docs/contract.md §7).
  *
  * Lua: sys.lock(path, wait_seconds) -> lock | nil, message, "locked"
+ *      sys.lock_holder(path) -> pid, command line | nil
  *      lock:release()   (also __gc / __close) */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <lua.h>
@@ -35,6 +37,55 @@ static const luaL_Reg lock_methods[] = {
   { NULL, NULL }
 };
 
+/* Who holds the lock on fd (F_GETLK: lockf's locks are fcntl record
+ * locks): its pid, and its command line in cmd (NULs as spaces, other
+ * control characters as '?'); 0 when no one does or it cannot tell. */
+static pid_t holder(int fd, char *cmd, size_t n)
+{
+  struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  char path[64];
+  size_t len = 0, i;
+  FILE *f;
+  cmd[0] = '\0';
+  if (fcntl(fd, F_GETLK, &fl) != 0 || fl.l_type == F_UNLCK || fl.l_pid <= 0)
+    return 0;
+  snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)fl.l_pid);
+  if ((f = fopen(path, "re"))) {
+    len = fread(cmd, 1, n - 1, f);
+    fclose(f);
+  }
+  while (len > 0 && cmd[len - 1] == '\0')
+    len--;
+  for (i = 0; i < len; i++)
+    if (cmd[i] == '\0')
+      cmd[i] = ' ';
+    else if ((unsigned char)cmd[i] < 0x20 || cmd[i] == 0x7f)
+      cmd[i] = '?';
+  cmd[len] = '\0';
+  return fl.l_pid;
+}
+
+int sys_lock_holder(lua_State *L)
+{
+  const char *path = luaL_checkstring(L, 1);
+  char cmd[512];
+  pid_t pid;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    luaL_pushfail(L);
+    return 1;
+  }
+  pid = holder(fd, cmd, sizeof cmd);
+  close(fd);
+  if (pid <= 0) {
+    luaL_pushfail(L);
+    return 1;
+  }
+  lua_pushinteger(L, pid);
+  lua_pushstring(L, cmd);
+  return 2;
+}
+
 int sys_lock(lua_State *L)
 {
   const char *path = luaL_checkstring(L, 1);
@@ -48,13 +99,25 @@ int sys_lock(lua_State *L)
     return 2;
   }
   while (lockf(fd, F_TLOCK, 0) != 0) {
-    if ((errno != EACCES && errno != EAGAIN) || --tries <= 0) {
-      int e = errno;
+    int e = errno;
+    if (e != EACCES && e != EAGAIN) {
       close(fd);
       luaL_pushfail(L);
-      lua_pushfstring(L, "%s is held by another process (an upgrade, or "
-                      "microk8s enable/disable); waited %f s: %s", path, wait,
-                      strerror(e));
+      lua_pushfstring(L, "cannot lock %s: %s", path, strerror(e));
+      return 2;
+    }
+    if (--tries <= 0) {
+      char cmd[512], who[640];
+      pid_t pid = holder(fd, cmd, sizeof cmd);
+      close(fd);
+      if (pid > 0)
+        snprintf(who, sizeof who, "PID %ld (%s)", (long)pid,
+                 *cmd ? cmd : "?");
+      else
+        snprintf(who, sizeof who, "another process (an upgrade, or "
+                 "microk8s enable/disable)");
+      luaL_pushfail(L);
+      lua_pushfstring(L, "%s is held by %s; waited %f s", path, who, wait);
       lua_pushliteral(L, "locked");
       return 3;
     }

@@ -366,6 +366,7 @@ static const luaL_Reg sys_funcs[] = {
   { "kind", sys_kind },
   { "listdir", sys_listdir },
   { "lock", sys_lock },
+  { "lock_holder", sys_lock_holder },
   { "mkdirs", sys_mkdirs },
   { "mkdtemp", sys_mkdtemp },
   { "now", sys_now },

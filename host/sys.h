@@ -6,6 +6,7 @@
 #include <lua.h>
 
 int sys_lock(lua_State *L);
+int sys_lock_holder(lua_State *L);
 /* the descriptor of the sys.lock() handle at idx (raises if it is not one,
  * -1 once released) */
 int sys_lock_fd(lua_State *L, int idx);

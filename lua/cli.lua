@@ -63,16 +63,44 @@ local function layout(o, c, addon)
   return L
 end
 
+--- Who holds the lock, as the user knows it: `microk8s enable dns` for
+--- MicroK8s's enable/disable wrappers, else its command line.
+local function lock_holder(c, path)
+  local pid, cmd = c.sys.lock_holder(path)
+  if not pid then return "another process (an upgrade, or microk8s "
+    .. "enable/disable)" end
+  local verb, rest = cmd:match("scripts/wrappers/(%a+)%.py%s*(.-)%s*$")
+  if verb == "enable" or verb == "disable" then
+    cmd = "microk8s " .. verb .. (rest ~= "" and (" " .. rest) or "")
+  end
+  if #cmd > 80 then cmd = cmd:sub(1, 77) .. "..." end
+  return string.format("PID %d, `%s`", pid, require("uphook.escape").text(cmd))
+end
+
 --- The lock `microk8s enable/disable` take; an offline world keeps its
---- own under its state dir.
-local function node_lock(o, c, cmd, L, wait)
+--- own under its state dir. After a second of waiting, uphook says who
+--- holds it; when the wait is over, the message names the holder.
+local function node_lock(o, c, cmd, L, wait, report)
   if cmd == "plan" or c.sys.getenv("MICROK8S_ADDONS_SKIP_LOCK") == "1" then
     return true
   end
   local dir = o.offline and (L.state_dir .. "/lock")
               or (o.snap_data .. "/var/lock")
   c.sys.mkdirs(dir)
-  return c.sys.lock(dir .. "/.microk8s-addon-lock", wait or o.lock_wait)
+  local path = dir .. "/.microk8s-addon-lock"
+  wait = wait or o.lock_wait
+  local lock, err, why = c.sys.lock(path, math.min(wait, 1))
+  if lock or why ~= "locked" then return lock, err end
+  if wait > 1 then
+    if report then
+      report:info(string.format("waiting for the addon lock (held by %s) "
+        .. "...", lock_holder(c, path)))
+    end
+    lock, err, why = c.sys.lock(path, wait - 1)
+    if lock or why ~= "locked" then return lock, err end
+  end
+  return nil, string.format("the addon lock %s is held by %s; waited %g s "
+    .. "(--lock-wait)", path, lock_holder(c, path), wait)
 end
 
 --- An addon that is not enabled is not upgraded: `microk8s enable`
@@ -173,7 +201,7 @@ local function upgrade(o, c, report)
     .. ": no such file")
   -- the lock first: a journal is only "left behind" when no upgrade of
   -- ours is running
-  local lock, lerr = node_lock(o, c, o.command, L)
+  local lock, lerr = node_lock(o, c, o.command, L, nil, report)
   if not lock then report:error(lerr); return engine.LOCKED end
   if c.sys.kind(L.journal_path) then
     report:error(string.format("an interrupted upgrade of %s left a journal "
@@ -222,7 +250,7 @@ end
 local function script(o, c, report)
   local addon = o.addon
   local L = layout(o, c, addon)
-  local lock, lerr = node_lock(o, c, "upgrade", L)
+  local lock, lerr = node_lock(o, c, "upgrade", L, nil, report)
   if not lock then report:error(lerr); return engine.LOCKED end
   local backend = Backend.connect(o, c, report, L)
   local refused = refuse_disabled(o, c, report, backend)
@@ -321,7 +349,7 @@ local function recover(o, c, report)
     return engine.OK
   end
   if not o.dry_run then
-    local lock, lerr = node_lock(o, c, "recover", L)
+    local lock, lerr = node_lock(o, c, "recover", L, nil, report)
     if not lock then report:error(lerr); return engine.LOCKED end
   end
   local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}

@@ -349,8 +349,8 @@ def test_locks(s, fake):
         slow.kill()
         slow_out = "(killed)"
     check("while `microk8s enable` holds the addon lock, upgrade waits "
-          "--lock-wait 1 and exits 5",
-          started and r.code == 5 and "held by another process" in r.err
+          "--lock-wait 1 and exits 5, naming `microk8s enable slow`",
+          started and r.code == 5 and "held by PID " in r.err and "`microk8s enable slow`" in r.err
           and 0.9 < r.seconds < 30, str(r) + slow_out)
     check("so does an upgrade script, which does not run meanwhile",
           r2.code == 5 and s.read("legacy.out") == legacy_before, r2)
