@@ -26,6 +26,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include "cli.h"
+#include "json.h"
 
 enum {
   CMD_UPGRADE = 1u << 0, CMD_PLAN = 1u << 1, CMD_LIST = 1u << 2,
@@ -243,12 +244,7 @@ int luaopen_uphook_cli(lua_State *L)
 
 static void print_event(json_t *ev)
 {
-  char *s = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
-  if (s) {
-    puts(s);
-    free(s);
-  }
-  json_decref(ev);
+  uh_json_event(ev);
 }
 
 int uh_cli_fail(const struct uh_cli *c, int code, const char *addon,

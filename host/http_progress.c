@@ -3,6 +3,7 @@
  * (--output json).  Throttled; nothing at all in mode NONE. */
 #include "http.h"
 #include "os.h"
+#include "json.h"
 #include <stdio.h>
 #include <jansson.h>
 
@@ -44,11 +45,7 @@ static void emit(uh_progress *p, long long total, long long now)
   json_t *j = json_pack("{s:s, s:s, s:I, s:o}", "event", "progress",
                         "url", p->url, "bytes", (json_int_t)now, "total",
                         total > 0 ? json_integer(total) : json_null());
-  if (j && json_dumpf(j, stdout, JSON_COMPACT) == 0) {
-    fputc('\n', stdout);
-    fflush(stdout);
-  }
-  json_decref(j);
+  uh_json_event(j);
 }
 
 void uh_progress_start(uh_progress *p, int mode, const char *url)

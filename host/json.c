@@ -8,6 +8,8 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,7 @@
 #include "jansson_compat.h"
 #include "json.h"
 #include "luax.h"
+#include "os.h"
 
 typedef struct {
   json_t *root;
@@ -442,4 +445,39 @@ int luaopen_uphook_json(lua_State *L)
   luaL_newlib(L, json_funcs);
   uh_setnullarray(L);
   return 1;
+}
+
+void uh_json_event_log(const char *line, size_t n)
+{
+  const char *path = getenv("UPHOOK_TEST_EVENT_LOG");
+  char head[32];
+  int fd, h;
+  if (!path || !*path)
+    return;
+  if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0)
+    return;
+  h = snprintf(head, sizeof head, "%ld ", (long)getpid());
+  {
+    char *buf = malloc((size_t)h + n + 1);
+    if (buf) {            /* one write: lines of processes do not mix */
+      memcpy(buf, head, (size_t)h);
+      memcpy(buf + h, line, n);
+      buf[(size_t)h + n] = '\n';
+      uh_write_all(fd, buf, (size_t)h + n + 1);
+      free(buf);
+    }
+  }
+  close(fd);
+}
+
+void uh_json_event(json_t *ev)
+{
+  char *s = ev ? json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+  if (s) {
+    puts(s);
+    fflush(stdout);
+    uh_json_event_log(s, strlen(s));
+    free(s);
+  }
+  json_decref(ev);
 }

@@ -17,4 +17,12 @@ int uh_json_encode_push(lua_State *L, int idx, char *err, size_t errlen);
 
 int luaopen_uphook_json(lua_State *L);
 
+/* One --output json event line on stdout (compact, sorted keys), flushed;
+ * under UPHOOK_TEST_EVENT_LOG (test-only) also appended there as
+ * "<pid> <line>" for tests/cli/events_schema.py. Takes the reference. */
+struct json_t;
+void uh_json_event(struct json_t *ev);
+/* The test-only log of one event line (no newline), as above. */
+void uh_json_event_log(const char *line, size_t n);
+
 #endif

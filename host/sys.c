@@ -20,6 +20,7 @@
 #include "os.h"
 #include "sys.h"
 #include "arena.h"
+#include "json.h"
 
 #define MAX_READ (256u << 20)
 
@@ -270,6 +271,16 @@ static int sys_getenv(lua_State *L)
   return 1;
 }
 
+/* sys.event_log(line): the test-only log of --output json events
+ * (UPHOOK_TEST_EVENT_LOG; host/json.c) */
+static int sys_event_log(lua_State *L)
+{
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  uh_json_event_log(s, n);
+  return 0;
+}
+
 /* Workers of `uphook test -j`: fork, a pipe each way, read to EOF. */
 static int sys_fork(lua_State *L)
 {
@@ -365,6 +376,7 @@ static const luaL_Reg sys_funcs[] = {
   { "isatty", sys_isatty },
   { "kind", sys_kind },
   { "listdir", sys_listdir },
+  { "event_log", sys_event_log },
   { "lock", sys_lock },
   { "lock_holder", sys_lock_holder },
   { "mkdirs", sys_mkdirs },

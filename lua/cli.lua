@@ -22,7 +22,8 @@ local function new_report(o, c)
   return Report.new { format = o.output, tty = o.tty, err_tty = o.err_tty,
     term_dumb = o.term_dumb, no_color = o.no_color, plan = o.command == "plan",
     verbosity = o.verbosity, write = writer(io.stdout),
-    ewrite = writer(io.stderr), json = c.json, clock = c.sys.wall }
+    ewrite = writer(io.stderr), json = c.json, clock = c.sys.wall,
+    event_log = c.sys.event_log }
 end
 
 local function must(v, err)
@@ -236,6 +237,7 @@ local function upgrade(o, c, report)
     state_quota = o.state_quota,
     bases = { snap_data = o.snap_data, snap_common = o.snap_common },
     confirm = require("uphook.confirm").new(o, report),
+    record_failures = true,
     clock_wall = c.sys.wall, pid = c.sys.pid() }
   print_outcome(o, c, report, code, run)
   if type(lock) == "userdata" then lock:release() end

@@ -484,6 +484,7 @@ end
 ---@field release? fun(child: table) used instead of child:close()
 ---@field confirm? fun(lines: string[]): true|nil, string|nil the user's
 ---  yes (live upgrades only; nil: never asks)
+---@field record_failures? boolean a failed run goes into the state's history
 
 ---Run one upgrade or plan. Returns the exit code and the run record.
 ---@param o uphook.EngineOptions
@@ -496,6 +497,17 @@ function M.run(o)
     rollback.finish(run)
   else
     code = fail(run, code)
+    -- the state's history says so too (not under uphook test: its
+    -- snapshots compare a rolled-back cluster with the one before)
+    if o.record_failures and not run.plan and run.from
+        and (code == M.FAILED or code == M.EARLY) then
+      local okr, e = pcall(state.record_failure, run, code)
+      if not okr then
+        run.report:log("warn", "could not record the failed run in the "
+          .. "ConfigMap kube-system/uphook-" .. run.addon .. ": "
+          .. errors.message(e))
+      end
+    end
   end
   if run.child then
     if o.release then o.release(run.child) else run.child:close() end

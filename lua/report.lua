@@ -23,7 +23,8 @@ function M.new(o)
               err = o.err_tty and codes and not o.no_color or false },
     verbosity = o.verbosity or 0, write = o.write,
     ewrite = o.ewrite or o.write, json = o.json, clock = o.clock,
-    lines = {}, step_no = 0, capture = o.capture, plan = o.plan }, M)
+    lines = {}, step_no = 0, capture = o.capture, plan = o.plan,
+    event_log = o.event_log }, M)
   -- transfers draw their bar on stderr: only when stderr is a terminal
   if r.format == "json" then r.transfer_progress = "json"
   elseif r.status_line and r.verbosity >= 0 and not r.capture then
@@ -54,7 +55,9 @@ end
 function M:event(t)
   if t.event == "result" then self.result_sent = true end
   if self.format == "json" then
-    self.write(self.json.encode(t) .. "\n")
+    local line = self.json.encode(t)
+    self.write(line .. "\n")
+    if self.event_log then self.event_log(line) end
     return true
   end
 end

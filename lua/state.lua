@@ -48,6 +48,37 @@ local function now_iso(run)
     and run.clock_wall() or os.time()))
 end
 
+local HISTORY = 10      -- entries kept, oldest dropped first
+
+---Record a failed run in the history, after its rollback (not journaled:
+---the run is over): its time, versions, exit code and the error's first
+---line. Only an addon with state has a history: a failed first upgrade
+---leaves no ConfigMap behind, as its rollback promised.
+---@param run uphook.Run
+---@param code integer the run's exit code (1: rolled back, 4: failed first)
+---@return boolean recorded
+function M.record_failure(run, code)
+  local cm = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
+  if not cm or type(cm.data) ~= "table" then return false end
+  local ok, history = pcall(run.yaml.decode, cm.data.history or "")
+  if not ok or type(history) ~= "table" then history = {} end
+  local first = tostring(run.error or "failed"):match("^[^\n]*")
+  if #first > 200 then first = first:sub(1, 197) .. "..." end
+  history[#history + 1] = { from = run.from, to = run.to,
+    time = now_iso(run), code = code,
+    result = code == 1 and "rolled back" or "failed", error = first }
+  while #history > HISTORY do table.remove(history, 1) end
+  local data = {}
+  for k, v in pairs(cm.data) do data[k] = v end
+  data.history = run.yaml.encode(history)
+  run.backend:apply({ apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = cm_name(run.addon), namespace = NS,
+      labels = { ["addon.microk8s.io/name"] = run.addon,
+                 ["app.kubernetes.io/managed-by"] = "uphook" } },
+    data = data }, {})
+  return true
+end
+
 ---Write the new version, params and history (the last step of an upgrade).
 ---@param run uphook.Run
 ---@param saved table|nil what read returned at the start
@@ -61,7 +92,7 @@ function M.commit(run, saved)
     result = run.repaired and "repaired"
       or run.reconfigure and "reconfigured" or "upgraded",
     params = run.reconfigure }
-  while #history > 10 do table.remove(history, 1) end
+  while #history > HISTORY do table.remove(history, 1) end
   local perms = consent.record(run.hook)
   if #perms == 0 and run.yaml.array then perms = run.yaml.array {} end
   local obj = { apiVersion = "v1", kind = "ConfigMap",

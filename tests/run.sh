@@ -2,10 +2,15 @@
 # Run every test suite and end with one line "N passed, N failed".
 # A suite is: a C unit binary (build/tests/test_*), a script
 # tests/*/*_test.sh or tests/*/*_test.py, or `uphook test` over the Lua
-# test files.  Each prints its own "N passed, N failed" line last.
+# test files.  Each prints its own "N passed, N failed" line last; then
+# tests/cli/events_schema.py checks every --output json event they made.
 BUILD=${1:-build}
 UPHOOK=$(cd "$(dirname "$BUILD/uphook")" && pwd)/uphook
-export UPHOOK BUILD
+# every --output json event of every suite, for the schema check at the
+# end (docs/output.md; test-only)
+UPHOOK_TEST_EVENT_LOG=$(cd "$BUILD" && pwd)/events.log
+rm -f "$UPHOOK_TEST_EVENT_LOG"
+export UPHOOK BUILD UPHOOK_TEST_EVENT_LOG
 total_p=0; total_f=0; broken=""
 tmp=$(mktemp)
 run_suite() {
@@ -37,6 +42,8 @@ for s in tests/*/*_test.sh tests/*/*_test.py; do
   [ -f "$s" ] || continue
   case "$s" in *.py) run_suite "$s" python3 "$s" ;; *) run_suite "$s" sh "$s" ;; esac
 done
+run_suite "events schema (docs/output.md)" \
+  python3 tests/cli/events_schema.py "$UPHOOK_TEST_EVENT_LOG"
 rm -f "$tmp"
 [ -n "$broken" ] && echo "suites that failed or printed no count:$broken"
 echo "$total_p passed, $total_f failed"
