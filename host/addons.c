@@ -408,6 +408,38 @@ static int load_repo(struct uh_repos *r, const char *dir, const char *repo,
   return rc;
 }
 
+/* A folder of hook folders without addons.yaml (this repository's
+ * hooks/, given as --addons): each <dir>/<name>/upgrade.lua is an addon
+ * with no version or check_status. 1 when there is none. */
+static int load_hook_folders(struct uh_repos *r, const char *dir,
+                             const char *repo)
+{
+  struct dirent **names;
+  int i, n = scandir(dir, &names, NULL, alphasort), found = 0, rc = 0;
+  if (n < 0) return 1;
+  for (i = 0; i < n; i++) {
+    struct uh_addon a;
+    char hook[PATH_MAX];
+    struct stat st;
+    memset(&a, 0, sizeof a);
+    if (rc == 0 && name_ok(names[i]->d_name)
+        && !copy(a.name, sizeof a.name, names[i]->d_name)
+        && !copy(a.repo, sizeof a.repo, repo)
+        && snprintf(a.dir, sizeof a.dir, "%s/%s", dir, a.name)
+               < (int)sizeof a.dir
+        && snprintf(hook, sizeof hook, "%s/upgrade.lua", a.dir)
+               < (int)sizeof hook
+        && stat(hook, &st) == 0 && S_ISREG(st.st_mode)) {
+      void *v = r->v;
+      if (grow(&v, &r->cap, r->n, sizeof *r->v)) rc = -1;
+      else { r->v = v; r->v[r->n++] = a; found = 1; }
+    }
+    free(names[i]);
+  }
+  free(names);
+  return rc ? rc : !found;
+}
+
 /* Register repository `name`; 1 when the name is already taken. */
 static int add_repo(struct uh_repos *r, const char *name)
 {
@@ -445,9 +477,14 @@ static int open_repo(struct uh_repos *r, const char *dir, const char *name,
   }
   if (rc) { SETERR("out of memory"); return -1; }
   rc = load_repo(r, dir, name, err, errlen);
+  if (rc == 1 && required)
+    rc = load_hook_folders(r, dir, name);
   if (rc == 1) {
     r->nrepos = nrepos;
-    if (required) { SETERR("%s: no addons.yaml", dir); return -1; }
+    if (required) {
+      SETERR("%s: no addons.yaml, and no <addon>/upgrade.lua folders", dir);
+      return -1;
+    }
     warn(r, "%s: skipped repository: no addons.yaml", dir);
     return 0;
   }

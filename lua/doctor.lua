@@ -499,7 +499,8 @@ function M.main(o, c, report)
   local bundled = o.bundled or {}
   o.limits = hookload.limits(o, c)   -- one deadline for every hook loaded
   local bundled_hook = M.bundled_hooks(c, bundled, o.limits)
-  local rows, backend = list.rows(o, c, report)
+  local rows, backend, problem = list.rows(o, c, report)
+  if not backend then error(problem, 0) end
   local cl = M.cluster(backend)
   local stale = M.stale(o, bundled, bundled_hook, rows)
   local ctx = { bundled_dirs = {}, bundled_hook = bundled_hook, scanned = {} }

@@ -97,7 +97,7 @@ end
 
 ---The rows of `uphook list`, the backend they were read from, and why
 ---the cluster could not be read (unreachable, or past the time limit).
----@return table[] rows, Backend backend, string|nil problem
+---@return table[] rows, Backend|nil backend (nil: none could be made), string|nil problem
 ---@param o table options of host/cli.c
 ---@param c table the C families
 ---@param report table lua/report.lua
@@ -110,10 +110,17 @@ function M.rows(o, c, report)
   -- the C families take absolute folders (as cli.lua's layout makes them)
   if o.state_dir then o.state_dir = c.sys.realpath(o.state_dir) or o.state_dir end
   local L = o.state_dir and { state_dir = o.state_dir } or nil
-  local backend = Backend.connect(o, c, report, L)
-  -- one time limit for the whole command (--timeout, default 15 s)
-  if backend.set_deadline then backend:set_deadline(o.limits.deadline) end
-  local problem = unreachable(backend)
+  -- no cluster (no kubeconfig, a bad one): the rows say what is known
+  -- here, the problem is said once
+  local okc, backend = pcall(Backend.connect, o, c, report, L)
+  local problem
+  if not okc then
+    problem, backend = require("uphook.errors").message(backend), nil
+  else
+    -- one time limit for the whole command (--timeout, default 15 s)
+    if backend.set_deadline then backend:set_deadline(o.limits.deadline) end
+    problem = unreachable(backend)
+  end
   if problem then
     problem = problem .. ": whether addons are enabled and their installed "
       .. "versions are unknown"

@@ -137,6 +137,17 @@ run "$UPHOOK" lint --kubeconfig /dev/null
 expect "an option of another command: exit 2" 2 "--kubeconfig does not apply to lint"
 run "$UPHOOK" --addons "$R" upgrade
 expect "upgrade without an addon: exit 2" 2 "upgrade needs <addon>"
+# --addons given this repository's hooks folder (no addons.yaml): each
+# <addon>/upgrade.lua is an addon
+run "$UPHOOK" --addons hooks --offline hooks/dns/fixtures/cluster-1.8.0.yaml list
+expect "--addons hooks: list shows the real hooks" 0 "^hooks +dns +\? +1\.8\.0\* +1\.14\.3 +yes" \
+  "^hooks +hostpath-storage " "^hooks +metallb "
+run "$UPHOOK" --addons hooks --offline hooks/dns/fixtures/cluster-1.8.0.yaml plan dns
+expect "--addons hooks: plan dns offline" 0 "Plan for dns 1\.8\.0 -> 1\.14\.3"
+mkdir -p "$TMP/none/sub"
+run "$UPHOOK" --addons "$TMP/none" list
+expect "a folder with neither addons.yaml nor hook folders: exit 2" 2 \
+  "none: no addons.yaml, and no <addon>/upgrade.lua folders"
 
 # ---- with --output json, every ending is JSON (issue 20 point 7)
 "$UPHOOK" --output json frob >"$OUT" 2>"$TMP/err"; RC=$?
