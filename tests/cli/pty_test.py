@@ -159,6 +159,12 @@ spec:
   storageClassName: microk8s-hostpath
   resources: {requests: {storage: 3Gi}}
 """
+# the state of an earlier upgrade that was granted kube:default: the
+# consent to new permissions (issue 15) does not ask before the data loss
+for a in ("dl", "dl0"):
+    PVC += ("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-%s, "
+            "namespace: kube-system}\ndata: {version: 1.0.0, permissions: "
+            "\"- kube:default\\n\"}\n" % a)
 
 fake = Fake(TMP)
 check("the fake API server started", fake.port is not None)
