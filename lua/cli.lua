@@ -251,6 +251,14 @@ end
 --- arguments after the addon; its exit code is the command's.
 local function script(o, c, report)
   local addon = o.addon
+  -- its output is its own, not JSON events, and it ends without uphook's
+  -- result event: refused before anything runs
+  if o.output == "json" then
+    report:error(string.format("the upgrade of %s is a script (%s): its "
+      .. "output is not JSON; run it without --output json", addon.name,
+      addon.script))
+    return engine.EARLY
+  end
   local L = layout(o, c, addon)
   local lock, lerr = node_lock(o, c, "upgrade", L, nil, report)
   if not lock then report:error(lerr); return engine.LOCKED end
@@ -433,7 +441,8 @@ function M.main(o)
   -- every JSON run ends with exactly one result event (docs/output.md)
   if not report.result_sent then
     report:event({ event = "result", code = code, command = o.command,
-      addon = o.addon and o.addon.name or nil, error = err })
+      addon = o.addon and o.addon.name or nil,
+      error = err or (code ~= 0 and report.last_error or nil) })
   end
   return code
 end

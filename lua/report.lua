@@ -135,6 +135,7 @@ end
 ---@param text string
 function M:error(text)
   self.lines[#self.lines + 1] = text
+  self.last_error = text
   if self.capture then return end
   self:clear_status()
   if not self:event({ event = "error", message = text }) then

@@ -157,6 +157,10 @@ json_lines "a usage error with --output json is JSON events ending in one result
 expect "Upgrade is not supported, with --output json: exit 3" 3 \
   '"error":"Upgrade is not supported by nohook"'
 json_lines "no hook, with --output json: JSON events, one result" "$OUT" 3
+"$UPHOOK" --addons "$R" --output json upgrade legacy:x >"$OUT" 2>"$TMP/err"; RC=$?
+expect "a legacy script with --output json: refused, exit 4" 4 '"message":"the upgrade of legacy is a script' '"code":4,.*"error":"the upgrade of legacy'
+json_lines "... as JSON events, one result" "$OUT" 4
+refute "... and the script did not run" "legacy upgrade called"
 U --output json upgrade opts -n >"$OUT" 2>"$TMP/err"; RC=$?
 expect "a hook's usage error in JSON: exit 2" 2 '"event":"result"'
 json_lines "a hook's usage error in JSON: one result, last" "$OUT" 2
