@@ -25,7 +25,9 @@ function M.binary(c)
   local snap = c.sys.getenv("SNAP")
   if snap and c.sys.realpath(snap .. "/bin/uphook") == exe then
     -- /snap/microk8s/x1 -> /snap/microk8s/current: survives a refresh
-    return (snap:gsub("/[^/]+$", "/current")) .. "/bin/uphook"
+    local current = (snap:gsub("/[^/]+$", "/current")) .. "/bin/uphook"
+    if c.sys.realpath(current) == exe then return current end
+    return snap .. "/bin/uphook"
   end
   return exe
 end

@@ -32,6 +32,10 @@ mkdir -p "$TMP/bin" "$TMP/snap/x1/bin"
 ln -s "$first" "$TMP/bin/uphook"; ln -s "$first" "$TMP/snap/x1/bin/uphook"
 PATH="$TMP/bin:$PATH" U upgrade dns >"$OUT" 2>&1; RC=$?
 expect "with uphook on PATH the command is 'uphook ...'" 6 "first run: uphook --addons "
+SNAP="$TMP/snap/x1" U upgrade dns >"$OUT" 2>&1; RC=$?
+expect "as the snap's binary without a current link: \$SNAP/bin/uphook" 6 \
+  "first run: $TMP/snap/x1/bin/uphook --addons "
+ln -s x1 "$TMP/snap/current"
 SNAP="$TMP/snap/x1" SUDO_USER=op U upgrade dns >"$OUT" 2>&1; RC=$?
 expect "as the snap's binary, through sudo: 'sudo \$SNAP's current/bin/uphook'" 6 \
   "first run: sudo $TMP/snap/current/bin/uphook --addons "
