@@ -21,6 +21,7 @@ function M.new(o, report, input)
   ---@param lines string[] what is asked about (hook text is escaped)
   ---@param what string a name for it ("the data-loss delete of ...")
   return function(lines, what)
+    what = what or tostring(lines[1] or "this")
     if o.yes then
       report:info("yes (--yes) to " .. what)
       report:event({ event = "confirm", what = what, answer = "yes",
