@@ -450,13 +450,16 @@ int luaopen_uphook_json(lua_State *L)
 void uh_json_event_log(const char *line, size_t n)
 {
   const char *path = getenv("UPHOOK_TEST_EVENT_LOG");
-  char head[32];
+  static double t0;      /* with the pid, names this run (pids wrap) */
+  char head[64];
   int fd, h;
   if (!path || !*path)
     return;
   if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0)
     return;
-  h = snprintf(head, sizeof head, "%ld ", (long)getpid());
+  if (t0 == 0)
+    t0 = uh_monotonic();
+  h = snprintf(head, sizeof head, "%ld.%.6f ", (long)getpid(), t0);
   {
     char *buf = malloc((size_t)h + n + 1);
     if (buf) {            /* one write: lines of processes do not mix */

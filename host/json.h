@@ -19,7 +19,8 @@ int luaopen_uphook_json(lua_State *L);
 
 /* One --output json event line on stdout (compact, sorted keys), flushed;
  * under UPHOOK_TEST_EVENT_LOG (test-only) also appended there as
- * "<pid> <line>" for tests/cli/events_schema.py. Takes the reference. */
+ * "<pid>.<start> <line>" for tests/cli/events_schema.py (one run: pids
+ * wrap in a long suite). Takes the reference. */
 struct json_t;
 void uh_json_event(struct json_t *ev);
 /* The test-only log of one event line (no newline), as above. */

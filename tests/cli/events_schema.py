@@ -4,8 +4,9 @@ against the schema of docs/output.md (issue 20 point 7).
 
     python3 tests/cli/events_schema.py LOG
 
-LOG is the test-only event log (UPHOOK_TEST_EVENT_LOG: "<pid> <json>" per
-line, written by every uphook process). tests/run.sh sets it for the
+LOG is the test-only event log (UPHOOK_TEST_EVENT_LOG: "<pid>.<start>
+<json>" per line, written by every uphook process; the start time tells
+two runs with the same pid apart). tests/run.sh sets it for the
 whole suite and runs this last. Checks: every line is a JSON object,
 valid against the schema; no process printed two result events or an
 event after its result; the suites reached every kind of event the
