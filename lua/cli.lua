@@ -119,9 +119,10 @@ local function print_outcome(o, c, report, code, run)
   report:clear_status()     -- the status line goes before the outcome
   if o.command == "plan" and code == engine.OK then
     local h = plan.header(run)
+    local arr = c.json.array    -- an empty list is [] in JSON, not {}
     if not report:event({ event = "plan", addon = run.addon, from = run.from,
         to = run.to, description = h.description,
-        permissions = h.permissions, entries = run.entries,
+        permissions = arr(h.permissions), entries = arr(run.entries),
         summary = plan.summary(run.entries) }) then
       if run.noop then
         io.stdout:write(string.format("Plan for %s %s -> %s\nNothing to "
@@ -142,7 +143,8 @@ local function print_outcome(o, c, report, code, run)
         from = run.from, to = run.to, noop = true, seconds = secs })
     else
       if not report:event({ event = "result", code = code, addon = run.addon,
-          from = run.from, to = run.to, changes = plan.changes(run.entries),
+          from = run.from, to = run.to,
+          changes = c.json.array(plan.changes(run.entries)),
           summary = plan.summary(run.entries), seconds = secs }) then
         if o.verbosity >= 0 then
           io.stdout:write(plantext.render(run.entries, { changed_only = true,
@@ -303,7 +305,7 @@ local function recover_preview(o, c, report, run, begin, body, L)
   local left = 0
   if not report:event({ event = "recover_plan", addon = o.addon.name,
       from = begin.from, to = begin.to, journal = L.journal_path,
-      steps = steps }) then
+      steps = c.json.array(steps) }) then
     io.stdout:write(string.format("Recovering %s would undo the interrupted "
       .. "upgrade %s -> %s (journal %s), in this order:\n", o.addon.name,
       tostring(begin.from or "(none)"), tostring(begin.to),
