@@ -5,6 +5,8 @@
 #include "os.h"
 #include "json.h"
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <jansson.h>
 
 #define TTY_EVERY 0.2                 /* seconds between redraws */
@@ -45,7 +47,15 @@ static void emit(uh_progress *p, long long total, long long now)
   json_t *j = json_pack("{s:s, s:s, s:I, s:o}", "event", "progress",
                         "url", p->url, "bytes", (json_int_t)now, "total",
                         total > 0 ? json_integer(total) : json_null());
-  uh_json_event(j);
+  /* the keys in this order (event first), as test_http checks */
+  char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  if (s) {
+    puts(s);
+    fflush(stdout);
+    uh_json_event_log(s, strlen(s));
+    free(s);
+  }
+  json_decref(j);
 }
 
 void uh_progress_start(uh_progress *p, int mode, const char *url)

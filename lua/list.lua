@@ -129,6 +129,7 @@ function M.rows(o, c, report)
     local r = rows[i]
     r.pending_journal = pending_journal(o, c, a)
     if not problem and c.sys.now() >= o.limits.deadline then
+      M.timed_out = true
       problem = string.format("list ran out of its time limit (%g s, "
         .. "--timeout): the rows from %s/%s on are not read", o.limits.timeout,
         a.repo, a.name)
@@ -168,7 +169,9 @@ end
 ---@return integer exit code
 function M.main(o, c, report)
   local rows, _, problem = M.rows(o, c, report)
-  local code = problem and 4 or 0
+  -- an unreachable cluster is exit 4; running out of the time limit is
+  -- said once, and the rows it left unread say so
+  local code = problem and not M.timed_out and 4 or 0
   if o.output == "json" then
     for _, r in ipairs(rows) do report:event(M.event(r)) end
     if problem then report:error(problem) end

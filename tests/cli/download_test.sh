@@ -160,7 +160,7 @@ expect "plan --plan-fetch: a refused redirect is reported" 0 \
 up "$TMP/prog1" --output json upgrade dl --url="$BASE/dl/tool-300000.bin" \
   --sha256="$(psum 300000)"
 expect "--output json: progress events" 0 \
-  "\"bytes\": ?300000, ?\"event\": ?\"progress\", ?\"total\": ?300000, ?\"url\": ?\"$BASE/dl/tool-300000.bin\""
+  "\"event\": ?\"progress\", ?\"url\": ?\"$BASE/dl/tool-300000.bin\", ?\"bytes\": ?300000"
 up "$TMP/prog2" --timeout 2 upgrade dl --url="$BASE/slow" --sha256="$ZERO"
 refute "no progress bar when stderr is not a terminal" "ETA"
 if command -v script >/dev/null 2>&1; then

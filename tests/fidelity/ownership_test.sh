@@ -126,7 +126,7 @@ mkdir -p "$TMP/snap_data" "$TMP/snap_common" "$TMP/lsd"
 live() {
   SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home \
     timeout 120 "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --addons "$1" \
-    --state-dir "$TMP/lsd" "$2" demo
+    --state-dir "$TMP/lsd" "$2" demo $( [ "$2" = upgrade ] && echo --yes )
 }
 run live "$TMP/v1" plan
 expect "live v1 plan: enable's field since-1.0 goes, dropped comes" 0 \
