@@ -26,7 +26,7 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	  liblua5.4-dev libyaml-dev libcurl4-openssl-dev libssl-dev \
 	  libjansson-dev libseccomp-dev libmsgpack-dev pkg-config \
-	  python3 python3-yaml python3-click openssl curl
+	  python3 python3-yaml python3-click python3-jsonschema openssl curl
 
 $(BUILD)/embedded.c: $(LUA_SRC) host/embed.sh
 	@mkdir -p $(@D)
