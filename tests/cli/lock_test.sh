@@ -19,7 +19,10 @@ os.makedirs(d, exist_ok=True)
 f = open(d + "/.microk8s-addon-lock", "w")
 fcntl.lockf(f, fcntl.LOCK_EX)
 open(d + "/held", "w").close()
-time.sleep(float(os.environ["HOLD"]))'
+end = time.time() + float(os.environ["HOLD"])
+release = os.environ.get("RELEASE")
+while time.time() < end and not (release and os.path.exists(release)):
+    time.sleep(0.05)'
 hold() {
   mkdir -p "$(dirname "$1")"; printf '%s\n' "$HOLDER" > "$1"
   rm -f "$W/lock/held"
@@ -47,9 +50,19 @@ run U upgrade hello --lock-wait 1.5
 expect "another holder: its command line" 5 "held by PID $HPID, \`[^\`]*python3[^ ]* $TMP/o/h\.py dns\`"
 kill $HPID; wait $HPID 2>/dev/null
 
-# the holder lets go during the wait: the upgrade goes on
-hold "$TMP/snap/scripts/wrappers/enable.py" 2
-run U upgrade hello --lock-wait 20
+# the holder lets go during the wait: the upgrade goes on.  The holder
+# lets go once the waiting line is out (or after 60 s), not after a fixed
+# time: under valgrind uphook's start alone can take longer than that.
+export RELEASE="$TMP/release"; rm -f "$RELEASE"
+hold "$TMP/snap/scripts/wrappers/enable.py" 60
+U upgrade hello --lock-wait 90 >"$OUT" 2>&1 & UPID=$!
+n=0
+while ! grep -q "waiting for the addon lock" "$OUT" && [ $n -lt 1200 ]; do
+  sleep 0.05; n=$((n + 1))
+done
+: > "$RELEASE"
+wait $UPID; RC=$?
+unset RELEASE
 expect "the lock let go during the wait: the upgrade runs" 0 \
   "waiting for the addon lock \(held by PID $HPID" "Upgraded hello"
 wait $HPID 2>/dev/null
