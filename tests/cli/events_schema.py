@@ -25,18 +25,9 @@ from collections import defaultdict
 import jsonschema
 
 ROOT = os.getcwd()
-PASS, FAIL = [0], [0]
-
-
-def check(desc, cond, info=""):
-    if cond:
-        PASS[0] += 1
-        print("ok - " + desc)
-    else:
-        FAIL[0] += 1
-        print("not ok - " + desc)
-        for line in str(info).splitlines()[:25]:
-            print("#   " + line[:300])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "microk8s"))
+from testlib import check, finish  # noqa: E402  the one ok/not ok helper
 
 
 def schema():
@@ -103,5 +94,4 @@ def main():
 
 
 main()
-print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-sys.exit(1 if FAIL[0] else 0)
+finish()
