@@ -100,6 +100,8 @@ local function fault_message(f, on, kind, name)
     return string.format('Operation cannot be fulfilled on %s "%s": the '
       .. 'object has been modified; please apply your changes to the latest '
       .. 'version and try again', what, tostring(name))
+  elseif code == 404 and name == nil then      -- a list: the kind's path
+    return "the server could not find the requested resource"
   elseif code == 404 then
     return string.format('%s "%s" not found', what, tostring(name))
   end
@@ -253,11 +255,12 @@ end
 local Env = {}
 Env.__index = Env
 
---- The keys t.env{} takes.
-local ENV_KEYS = { addon = true, name = true, cluster = true, state = true,
-  args = true, files = true, downloads = true, plan_fetch = true,
-  hostname = true, timeout = true, memory_limit = true, state_quota = true,
-  nodes = true, resolv_conf = true }
+--- The keys t.env{} takes, each with the type of its value.
+local ENV_KEYS = { addon = "string", name = "string", cluster = "string",
+  state = "table", args = "table", files = "table", downloads = "table",
+  plan_fetch = "boolean", hostname = "string", timeout = "number",
+  memory_limit = "number", state_quota = "number", nodes = "table",
+  resolv_conf = "table" }
 
 --- The keys of a t.env{nodes = {...}} entry, and its agent faults.
 local NODE_KEYS = { name = true, args = true, address = true, ready = true,
@@ -339,6 +342,13 @@ function M.env(o)
     error("t.env: addon (the addon folder) is required", 2)
   end
   check_keys("t.env", o, ENV_KEYS, 2)
+  for k, want in pairs(ENV_KEYS) do
+    if o[k] ~= nil and type(o[k]) ~= want then
+      error(string.format("t.env: %s must be a %s, got a %s%s", k, want,
+        type(o[k]), k == "cluster" and " (one YAML file; shape variants "
+        .. "with env:apply, env:patch, env:delete)" or ""), 2)
+    end
+  end
   if o.name ~= nil and (type(o.name) ~= "string" or o.name == "") then
     error("t.env: name must be the addon's name (a string)", 2)
   end
@@ -491,6 +501,7 @@ function Env:get(kind, name, ns) return self.backend:get(kind, name, ns) end
 ---@return table[] the stored objects
 function Env:apply(objs, opts)
   opts = opts or {}
+  check_keys("env:apply: opts", opts, { manager = true }, 2)
   if type(objs) == "string" then objs = C.yaml.decode_all(objs) end
   if type(objs) == "table" and objs.kind then objs = { objs } end
   local out = {}
@@ -509,6 +520,9 @@ end
 ---@param opts? {manager?: string}
 ---@return table the stored object
 function Env:patch(kind, name, ns, patch, opts)
+  if opts ~= nil then
+    check_keys("env:patch: opts", opts, { manager = true }, 2)
+  end
   local cur = self.backend:get(kind, name, ns)
   if not cur then
     error(string.format("env:patch: %s %s not found", kind,
@@ -605,6 +619,21 @@ function Env:calls(name)
   return out
 end
 
+-- Is `node` one of this env's nodes? Raises naming it and them (a fault
+-- on a node the cluster does not have would never fire).
+local function check_node(env, what, node, level)
+  local names = {}
+  for _, n in ipairs(env.backend:list("v1/Node")) do
+    if n.metadata.name == node then return end
+    names[#names + 1] = n.metadata.name
+  end
+  if node == env.hostname then return end
+  table.sort(names)
+  error(string.format('%s: node "%s" is not a node of this env (nodes: %s)',
+    what, tostring(node), #names > 0 and table.concat(names, ", ")
+    or env.hostname), level)
+end
+
 ---Inject a fault: {on="kube.apply", kind=, name=, namespace=, path=,
 ---error=, code=, reason=, after=n, times=1}. It fires at the (after+1)th
 ---match, `times` times (default once), and never while the engine rolls
@@ -623,11 +652,14 @@ function Env:fail(f)
     error(string.format('env:fail: on = "%s" is not a primitive faults '
       .. 'reach (known: %s)', f.on, sorted_keys(FAULT_ON)), 2)
   end
-  for _, k in ipairs { "after", "times", "code" } do
-    if f[k] ~= nil and math.type(f[k]) ~= "integer" then
-      error("env:fail: " .. k .. " must be an integer", 2)
+  -- a count that can never match would arm a fault that never fires
+  for k, least in pairs { after = 0, times = 1, code = 100 } do
+    if f[k] ~= nil and (math.type(f[k]) ~= "integer" or f[k] < least) then
+      error(string.format("env:fail: %s must be an integer of at least %d,"
+        .. " got %s", k, least, tostring(f[k])), 2)
     end
   end
+  if f.node ~= nil then check_node(self, "env:fail", f.node, 3) end
   local fault = tables.shallow(f)
   local faults = self.faults
   faults[#faults + 1] = fault
@@ -964,6 +996,8 @@ end
 ---@param opts table {loader=, filter=, clock=, jobs=, ...}
 function M.run(files, opts)
   local results, np, nf, ns = {}, 0, 0, 0
+  local outer_file = current_file     -- a run inside a case (the harness's
+                                      -- own tests) gives it back
   case_timeout = opts.case_timeout or CASE_TIMEOUT
   local out = opts.out or io.write
   for _, path in ipairs(files) do
@@ -1010,6 +1044,7 @@ function M.run(files, opts)
     end
     close_child(list and list.file)
   end
+  current_file = outer_file
   return results, np, nf, ns
 end
 

@@ -14,12 +14,17 @@ for k, v in pairs(lib) do
   if k ~= "take_cases" then M[k] = v end
 end
 
--- A request's error, raised at the test file's line: the broker's message
--- without the position the request function gives it.
-local function ask(fn, ...)
+-- A request's error, raised at the test file's line (`level` 3: the
+-- caller of ask's caller): the broker's message without the position the
+-- request function gives it, named after the method (`what`) unless it
+-- already says it.
+local function ask(what, fn, ...)
   local r = table.pack(pcall(fn, ...))
   if not r[1] then
     local msg = tostring(r[2]):gsub("^[^\n]-%.lua:%d+: ", "", 1)
+    if what and msg:sub(1, #what + 1) ~= what .. ":" then
+      msg = what .. ": " .. msg
+    end
     error(msg, 3)
   end
   return table.unpack(r, 2, r.n)
@@ -34,17 +39,21 @@ local METHODS = { "upgrade", "plan", "get", "list", "state", "seed_state",
 local Env = {}
 Env.__index = Env
 for _, m in ipairs(METHODS) do
-  Env[m] = function(self, ...) return ask(call_request, self.id, m, ...) end
+  -- not a tail call: ask's error names the test file's line, the caller's
+  Env[m] = function(self, ...)
+    local r = table.pack(ask("env:" .. m, call_request, self.id, m, ...))
+    return table.unpack(r, 1, r.n)
+  end
 end
 
 ---Inject a fault (see the broker's Env:fail); returns it, with :clear().
 function Env:fail(f)
-  local id = ask(call_request, self.id, "fail", f)
+  local id = ask("env:fail", call_request, self.id, "fail", f)
   local env = self
   local fault = {}
   for k, v in pairs(type(f) == "table" and f or {}) do fault[k] = v end
   return setmetatable(fault, { __index = { clear = function()
-    ask(call_request, env.id, "clear_fault", id)
+    ask("f:clear", call_request, env.id, "clear_fault", id)
   end } })
 end
 
@@ -52,7 +61,7 @@ end
 ---@param o table
 ---@return table env
 function M.env(o)
-  return setmetatable({ id = ask(env_request, o) }, Env)
+  return setmetatable({ id = ask("t.env", env_request, o) }, Env)
 end
 
 ---Run the test file's chunk and return what the broker needs: the cases

@@ -25,7 +25,9 @@ end
 ---@return string
 local function repr(v, depth, seen)
   depth = depth or 0
-  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) == "string" then    -- on one line: %q breaks it at a newline
+    return (string.format("%q", v):gsub("\\\n", "\\n"))
+  end
   if type(v) ~= "table" then return tostring(v) end
   seen = seen or {}
   if seen[v] or depth > 4 then return "{...}" end
@@ -97,23 +99,44 @@ local function brief(v, n)
   return s
 end
 
+-- Who owns which field (metadata.managedFields) differs wherever a field
+-- does: those paths are listed after the fields themselves.
+local function in_managed_fields(path)
+  return path:find(".managedFields", 1, true) ~= nil
+end
+
+local LOOK = 200         -- the paths a failure collects, to order them
+
 -- The failure message of t.eq: both values when they are short, else the
--- paths where they differ (at most MAX_PATHS), each with its two values.
+-- paths where they differ (at most MAX_PATHS, the fields before their
+-- managedFields entries), each with its two values.
 local function eq_message(actual, expected, msg)
   local pre = msg and (msg .. ": ") or ""
   local ra, re = repr(actual), repr(expected)
-  local diffs = tables.differences(actual, expected, MAX_PATHS + 1)
+  local diffs = tables.differences(actual, expected, LOOK + 1)
   if #ra + #re <= SHORT then
     local where = diffs[1] and diffs[1].path ~= ""
       and (" at " .. diffs[1].path) or ""
     return string.format("%sexpected %s, got %s%s", pre, re, ra, where)
   end
-  local lines = { string.format("%sexpected equal values; %s:", pre,
-    #diffs > MAX_PATHS and ("more than " .. MAX_PATHS .. " paths differ, "
-      .. "the first " .. MAX_PATHS) or (#diffs == 1 and "1 path differs"
-      or (#diffs .. " paths differ"))) }
-  for i = 1, math.min(#diffs, MAX_PATHS) do
-    local d = diffs[i]
+  local fields, owners = {}, {}
+  for _, d in ipairs(diffs) do
+    local into = in_managed_fields(d.path) and owners or fields
+    into[#into + 1] = d
+  end
+  for _, d in ipairs(owners) do fields[#fields + 1] = d end
+  local n = #diffs > LOOK and ("more than " .. LOOK) or tostring(#diffs)
+  local head
+  if #diffs == 1 then head = "1 path differs"
+  elseif #diffs <= MAX_PATHS then head = n .. " paths differ"
+  else
+    head = string.format("%s paths differ%s, the first %d", n, #owners > 0
+      and string.format(" (%s%d in metadata.managedFields, listed last)",
+        #diffs > LOOK and "at least " or "", #owners) or "", MAX_PATHS)
+  end
+  local lines = { string.format("%sexpected equal values; %s:", pre, head) }
+  for i = 1, math.min(#fields, MAX_PATHS) do
+    local d = fields[i]
     lines[#lines + 1] = string.format("  %s: expected %s, got %s",
       d.path == "" and "(the value)" or d.path, brief(d.b, 70), brief(d.a, 70))
   end

@@ -151,14 +151,131 @@ t.case("a harness error's message stays in the FAIL report", function()
   local dir = assert(require("uphook.c.sys").mkdtemp())
   local path = dir .. "/x_test.lua"
   assert(require("uphook.c.sys").write(path, 'local t = require "uphook.test"\n'
-    .. 't.case("bad key", function() t.env { addon = ".", clustr = "x" } end)\n'))
+    .. 't.case("bad key", function() t.env { addon = ".", clustr = "x" } end)\n'
+    -- a message naming the harness's own files, on two lines: all of it
+    .. 't.case("harness words", function() error("lua/test.lua:1: first\\n'
+    .. 'lua/testlib.lua:2: second", 0) end)\n'))
   local out = {}
   local _, np, nf = t.run({ path }, {
     loader = function(p) assert(loadfile(p, "t"))() end,
     out = function(s) out[#out + 1] = s end })
   require("uphook.c.sys").rmtree(dir)
-  t.eq({ np, nf }, { 0, 1 })
+  t.eq({ np, nf }, { 0, 2 })
   t.match(table.concat(out), 't.env: unknown key "clustr"')
+  t.match(table.concat(out), "lua/test%.lua:1: first\n    lua/testlib%.lua:2: second")
+end)
+
+--- Traps found again by a newcomer's run (session 3) ----------------------
+
+t.case("env:fail: a count or node that can never match is an error", function()
+  local e = t.env { addon = "addons/hello", cluster = "fixtures_hello.yaml",
+                    nodes = { "node2" } }
+  t.err(function() e:fail { on = "kube.apply", times = 0 } end,
+    "env:fail: times must be an integer of at least 1, got 0")
+  t.err(function() e:fail { on = "kube.apply", after = -1 } end,
+    "env:fail: after must be an integer of at least 0, got %-1")
+  t.err(function() e:fail { on = "service.restart", node = "node3" } end,
+    'env:fail: node "node3" is not a node of this env %(nodes: node1, node2%)')
+  t.eq(e:upgrade({}).code, 0, "nothing was armed")
+  e:fail { on = "kube.apply", node = "node1" }  -- this node: accepted
+  t.eq(e:fail({ on = "config.set_args", node = "node2" }).node, "node2")
+end)
+
+t.case("t.env: a nodes entry's unknown key is an error naming it", function()
+  t.err(function()
+    t.env { addon = "addons/hello", cluster = "fixtures_hello.yaml",
+            nodes = { "node2", { name = "node3", redy = false } } }
+  end, 't.env: nodes%[2%]: unknown key "redy" %(known: address, agent,')
+end)
+
+t.case("t.env: an option of the wrong type is an error naming it", function()
+  -- a layered cluster is not a thing: one fixture, shaped by env:apply...
+  t.err(function()
+    t.env { addon = "addons/hello", cluster = { "fixtures_hello.yaml",
+            "fixtures_prune.yaml" } }
+  end, "t.env: cluster must be a string, got a table %(one YAML file; "
+    .. "shape variants with env:apply")
+  t.err(function()
+    t.env { addon = "addons/hello", timeout = "60" }
+  end, "t.env: timeout must be a number, got a string")
+end)
+
+t.case("env:apply, env:patch, env:delete shape the cluster as someone else",
+  function()
+    local function managers(o)
+      local out = {}
+      for _, m in ipairs(o.metadata.managedFields or {}) do
+        out[#out + 1] = m.manager .. "/" .. m.operation
+      end
+      table.sort(out)
+      return out
+    end
+    local e = hello()
+    local got = e:apply("apiVersion: v1\nkind: ConfigMap\n"
+      .. "metadata: {name: extra, namespace: default}\ndata: {a: '1'}\n")
+    t.eq(#got, 1)
+    t.eq(managers(e:get("ConfigMap", "extra", "default")), { "kubectl/Apply" })
+    e:patch("ConfigMap", "extra", "default", { data = { b = "2" } })
+    local null = require("uphook.c.json").null
+    e:patch("ConfigMap", "extra", "default", { data = { a = null } },
+      { manager = "kubectl-edit" })
+    local cm = e:get("ConfigMap", "extra", "default")
+    t.eq(cm.data, { b = "2" }, "a null removes a field")
+    t.eq(managers(cm), { "kubectl-patch/Update" })
+    t.err(function() e:apply(cm, { manger = "me" }) end,
+      'env:apply: opts: unknown key "manger" %(known: manager%)')
+    t.err(function()
+      e:patch("ConfigMap", "extra", "default", {}, { manger = "me" })
+    end, 'env:patch: opts: unknown key "manger"')
+    t.err(function() e:patch("ConfigMap", "nope", "default", {}) end,
+      "env:patch: ConfigMap default/nope not found")
+    t.eq({ e:delete("ConfigMap", "extra", "default"),
+           e:delete("ConfigMap", "extra", "default") }, { true, false })
+  end)
+
+t.case("a 404 on kube.list says what the API server says of a kind",
+  function()
+    local e = rollout()
+    e:fail { on = "kube.list", kind = "ConfigMap", code = 404 }
+    local r = e:upgrade {}
+    t.eq(r.code, 4)
+    t.match(r.error, "the server could not find the requested resource")
+  end)
+
+t.case("a failed t.eq of two clusters lists the fields before managedFields",
+  function()
+    -- another manager takes the image: the field first, then who owns it
+    local function web(image, labels)
+      return { apiVersion = "apps/v1", kind = "Deployment", metadata = {
+        name = "web", namespace = "default", labels = labels },
+        spec = { selector = { matchLabels = { app = "web" } },
+          template = { metadata = { labels = { app = "web" } },
+          spec = { containers = { { name = "web", image = image } } } } } }
+    end
+    local e2 = hello()
+    e2:apply(web("web:1"))
+    local b2 = e2:snapshot()
+    e2:apply(web("web:2"), { manager = "other" })
+    local msg = t.err(function() t.eq(e2:snapshot(), b2) end)
+    t.match(msg, "paths? differ:\n  [^\n]*%.spec%.template%.spec%.containers"
+      .. '%[1%]%.image: expected "web:1", got "web:2"\n  [^\n]*managedFields')
+    local labels = {}
+    for i = 1, 12 do labels["l" .. i] = "x" end
+    e2 = hello()
+    e2:apply(web("web:1", labels))
+    b2 = e2:snapshot()
+    for i = 1, 12 do labels["l" .. i] = "y" end
+    e2:apply(web("web:1", labels), { manager = "other" })
+    msg = t.err(function() t.eq(e2:snapshot(), b2) end)
+    t.match(msg, "%d+ paths differ %(%d+ in metadata%.managedFields, listed "
+      .. "last%), the first 10:")
+  end)
+
+t.case("t.repr and t.eq keep a string with newlines on one line", function()
+  t.eq(t.repr("a\nb"), '"a\\nb"')
+  local msg = t.err(function()
+    t.eq({ s = ("x"):rep(100) .. "\nend" }, { s = ("y"):rep(100) }) end)
+  t.eq(select(2, msg:gsub("\n", "")), 1, msg)
 end)
 
 --- *_test.lua files run confined (docs/security.md, "Test files") --------
@@ -245,4 +362,37 @@ t.case("a confined test file may require its own helper modules", function()
     .. 't.case("x", function() t.eq(h.twice(2), 4) end)\n', nil,
     { ["helpers.lua"] = "return { twice = function(x) return 2 * x end }\n" })
   t.eq({ np, nf }, { 1, 0 }, out)
+end)
+
+t.case("a confined test's harness error names its line and the method", function()
+  local np, nf, out = confined('local t = require "uphook.test"\n'
+    .. 'local A = "' .. os.getenv("PWD") .. '/tests/lua/addons/hello"\n'
+    .. 't.case("x", function()\n'
+    .. '  local e = t.env { addon = A }\n'
+    .. '  e:get(nil)\n'
+    .. 'end)\n')
+  t.eq({ np, nf }, { 0, 1 })
+  t.match(out, "x_test%.lua:5: env:get: kind must be a non%-empty string")
+  t.ok(not out:find("lua/testchild.lua", 1, true), out)
+end)
+
+t.case("a confined test's faults clear, one or all", function()
+  local np, nf, out = confined('local t = require "uphook.test"\n'
+    .. 'local A = "' .. os.getenv("PWD") .. '/tests/lua/addons/hello"\n'
+    .. 'local F = "' .. os.getenv("PWD") .. '/tests/lua/fixtures_hello.yaml"\n'
+    .. 't.case("one", function()\n'
+    .. '  local e = t.env { addon = A, cluster = F }\n'
+    .. '  local f = e:fail { on = "kube.apply", times = 100 }\n'
+    .. '  e:fail { on = "kube.apply", kind = "Secret", times = 100 }\n'
+    .. '  f:clear()\n'
+    .. '  local r = e:upgrade {}\n'
+    .. '  t.eq(r.code, 0, r.error)\n'
+    .. 'end)\n'
+    .. 't.case("all", function()\n'
+    .. '  local e = t.env { addon = A, cluster = F }\n'
+    .. '  e:fail { on = "kube.apply", times = 100 }\n'
+    .. '  e:clear_faults()\n'
+    .. '  t.eq(e:upgrade({}).code, 0)\n'
+    .. 'end)\n')
+  t.eq({ np, nf }, { 2, 0 }, out)
 end)

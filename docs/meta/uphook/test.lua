@@ -33,8 +33,10 @@ function t.serial() end
 ---@param why string
 function t.skip(name, why) end
 
----Assert deep equality (tables compared key by key); the message names
----the path of the first difference.
+---Assert deep equality (tables compared key by key). The message shows
+---both values when they are short; else the paths where they differ
+---(the first 10, each with both values; differences of
+---`metadata.managedFields` listed after those of the fields).
 ---@param actual any
 ---@param expected any
 ---@param msg? string prefix of the failure message
@@ -77,7 +79,7 @@ function t.deep_equal(a, b) end
 ---@class uphook.test.EnvOpts
 ---@field addon string the addon folder, relative to the test file (`"."` for the test's own folder) or absolute
 ---@field name? string the addon's name, when the folder is not named after it
----@field cluster? string a YAML file of objects seeded into the mock cluster (nodes too)
+---@field cluster? string a YAML file of objects seeded into the mock cluster (nodes too); one file: shape a variant with `env:apply`, `env:patch`, `env:delete`
 ---@field state? {version?: string, params?: table<string, string>, history?: table[]} seeds the state ConfigMap `uphook-<addon>`
 ---@field args? table<string, string|false> this node's args files by service name (`{kubelet = "--cluster-dns=...\n"}`): each replaces MicroK8s's default file for that service, which every node starts with; `false`: no such file
 ---@field nodes? (string|uphook.test.Node)[] more nodes of the cluster (Nodes of `cluster` are nodes too): a name, or a table naming the node with its own args files and faults
@@ -87,6 +89,8 @@ function t.deep_equal(a, b) end
 ---@field hostname? string the node uphook runs on (default: the first Node of `cluster`)
 ---@field timeout? number `--timeout` of each run (default 60; mock-clock seconds)
 ---@field memory_limit? integer `--memory-limit` in MiB (default 256)
+---@field state_quota? integer `--state-quota` in bytes (default 16 MiB)
+---@field plan_fetch? boolean `plan --plan-fetch`: `env:plan` probes each download
 
 ---A node of `t.env{nodes = ...}`. A name the fixture has no Node for
 ---gets one: Ready, labelled with its name, InternalIP `10.0.1.<10+i>`
@@ -105,8 +109,8 @@ function t.deep_equal(a, b) end
 ---(another node's change is its cluster-agent's request); without, at
 ---any node's.
 ---@class uphook.test.Fault
----@field on "kube.apply"|"kube.delete"|"kube.get"|"kube.list"|"kube.watch"|"service.restart"|"config.write"|"config.remove"|"config.install"|"config.set_args" a change, or a read (kube.get/kube.list: code 403/500 fail it, 404 makes the object absent; kube.watch: a rollout's or wait's watch; kube.delete also fires at kube.prune's deletes)
----@field node? string only the change on this node (another node's change is its cluster-agent's request)
+---@field on "kube.apply"|"kube.delete"|"kube.get"|"kube.list"|"kube.watch"|"service.restart"|"config.write"|"config.remove"|"config.install"|"config.set_args" a change, or a read (kube.get/kube.list: code 403/500 fail it, 404 makes the object absent, or a list's kind not served; kube.watch: a rollout's or wait's watch; kube.delete also fires at kube.prune's deletes). A read fault reaches uphook's own reads too (its state ConfigMap `uphook-<addon>`, its Lease, the Node list), which count towards `after`: name `kind` (and `name`) to aim at the hook's
+---@field node? string only the change on this node (another node's change is its cluster-agent's request); a name that is not a node of the env is an error
 ---@field kind? string only objects of this kind
 ---@field name? string only this object name (the service for `service.restart`, the service of `config.set_args`)
 ---@field path? string only this `root:path` (config.write, config.remove; for config.install the path relative to its root)
@@ -115,8 +119,8 @@ function t.deep_equal(a, b) end
 ---@field namespace? string only objects in this namespace
 ---@field clear? fun(self) remove this fault
 ---@field reason? string the Status reason the hook sees in `err.reason` (default by code: 409 `Conflict`, 404 `NotFound`, 422 `Invalid`, 500 `InternalError`...); for another node's change, the agent error's (default `AgentError`; `Unreachable`, `TLSError`: the request was not delivered)
----@field after? integer let this many matches succeed first
----@field times? integer fire at this many matches (default 1)
+---@field after? integer let this many matches succeed first (0 or more)
+---@field times? integer fire at this many matches (default 1; 1 or more)
 
 ---The result of `env:upgrade` or `env:plan`.
 ---@class uphook.test.Result
@@ -154,7 +158,8 @@ function Env:get(kind, name, namespace) end
 ---Shape the cluster before a run, as someone else would have: a
 ---server-side apply of objects (YAML text, one object or a list) by
 ---field manager `kubectl` (what `kubectl apply --server-side` does)
----unless `opts.manager` names another. Returns the stored objects.
+---unless `opts.manager` names another (another key of `opts` is an
+---error naming it). Returns the stored objects.
 ---@param objs string|uphook.Object|uphook.Object[]
 ---@param opts? {manager?: string}
 ---@return uphook.Object[]
@@ -163,7 +168,8 @@ function Env:apply(objs, opts) end
 ---Shape the cluster before a run: a JSON merge patch of one object (a
 ---`null` removes a field; lists are replaced), as `kubectl patch --type
 ---merge`, by field manager `kubectl-patch` unless `opts.manager` names
----another (`kubectl-edit` for an edit, ...).
+---another (`kubectl-edit` for an edit, ...). A `null` is `json.null`; an
+---absent object, or another key of `opts`, is an error naming it.
 ---@param kind string
 ---@param name string
 ---@param namespace string|nil
@@ -219,8 +225,9 @@ function Env:restarts(node) end
 ---@return any[][]
 function Env:calls(name) end
 
----Inject a fault in a primitive's change or read. An unknown key or `on`
----is an error naming it.
+---Inject a fault in a primitive's change or read. An unknown key or `on`,
+---a count below 1 (`times`) or 0 (`after`), or a `node` the env does not
+---have is an error naming it: such a fault would never fire.
 ---@param f uphook.test.Fault
 ---@return uphook.test.Fault the fault: `f:clear()` removes it
 function Env:fail(f) end
@@ -272,7 +279,8 @@ function Env:unstall(kind, name, namespace) end
 ---@return table<string, uphook.Object>
 function Env:snapshot(opts) end
 
----A fresh mock world for one hook run.
+---A fresh mock world for one hook run. An unknown key (of `o` or of a
+---`nodes` entry), or a value of the wrong type, is an error naming it.
 ---@param o uphook.test.EnvOpts
 ---@return uphook.test.Env
 function t.env(o) end
