@@ -182,5 +182,21 @@ return { version = consts.v, from = ">=1.0.0 <2.0.0", permissions = {},
 LUA
 run "$UPHOOK" lint "$TMP/lintrepo/mod"
 expect "lint: a hook may require its own modules at load" 0 "ok \(2.0.0"
+# no path: lint too checks the folder it runs in
+RC=0; (cd "$TMP/lintrepo" && "$UPHOOK" lint >"$OUT" 2>&1) || RC=$?
+expect "uphook lint without a path lints ." 0 "^./mod/upgrade.lua: ok \(2.0.0" \
+  "^1 hook checked, 0 problems"
+
+# an addon repository's test file runs confined, as its hooks: no io, no
+# os, unless the user (never the repository) sets UPHOOK_TEST_UNCONFINED=1
+mkdir -p "$TMP/confrepo/addons/x"
+cat > "$TMP/confrepo/addons/x/x_test.lua" <<'LUA'
+local t = require "uphook.test"
+t.case("reads a file", function() t.ok(io.open("/etc/hostname")) end)
+t.case("runs a command", function() os.execute("true") end)
+LUA
+RC=0; (cd "$TMP/confrepo" && "$UPHOOK" test >"$OUT" 2>&1) || RC=$?
+expect "uphook test: a test file has no io or os" 1 "^0 passed, 2 failed$" \
+  "x_test.lua:2: undeclared global 'io'" "x_test.lua:3: undeclared global 'os'"
 
 finish

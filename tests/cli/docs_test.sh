@@ -41,6 +41,27 @@ complete_words uphook "" | sort > "$TMP/ccmds"
 cmp -s "$TMP/cmds" "$TMP/ccmds" && ok "completion: the commands of --help" \
   || { diff "$TMP/cmds" "$TMP/ccmds" >"$OUT"; not_ok "completion: the commands of --help"; }
 
+# test and lint: the default path is `.` (the addon repository), as
+# --help and the man page say, and the completion offers the folder's files
+man_section() {     # the man page's paragraph of a command, on one line
+  sed -n "/^\.BR $1 \"/,/^\.\(RS\|TP\)\$/p" docs/uphook.1 | tr '\n' ' ' |
+    sed 's/\.IR //g'
+}
+for c in test lint; do
+  "$UPHOOK" $c --help > "$TMP/help" 2>&1
+  if grep -q "(default: \.[,)]" "$TMP/help" && ! grep -q "hooks/" "$TMP/help"
+  then ok "uphook $c --help: the default path is ."
+  else cp "$TMP/help" "$OUT"; not_ok "uphook $c --help: the default path is ."; fi
+  man_section $c > "$OUT"
+  if grep -qE "default( path is)? \. [,;]" "$OUT" && ! grep -q "hooks/" "$OUT"
+  then ok "man page: $c's default path is ."
+  else not_ok "man page: $c's default path is ."; fi
+done
+mkdir -p "$TMP/cwd/addons"
+( cd "$TMP/cwd" && complete_words uphook test "" ) > "$OUT"
+grep -qx 'addons' "$OUT" && ok "completion: uphook test completes paths from ." \
+  || not_ok "completion: uphook test completes paths from ."
+
 mkdir -p "$TMP/repos/one" "$TMP/repos/two"
 ( cd "$TMP" && complete_words uphook --addons=repos/o ) > "$OUT"
 grep -qx 'repos/one' "$OUT" && ok "completion: --addons=DIR completes the folder" \
