@@ -1403,6 +1403,13 @@ function M.record_call(run, name, args)
   calls[#calls + 1] = { name = name, args = args }
 end
 
+---Is `name` a primitive a hook can call (`kube.apply`, ...)?
+---@param name string
+---@return boolean
+function M.is_primitive(name)
+  return type(name) == "string" and H[name:gsub("%.", "_")] ~= nil
+end
+
 --- Dispatch one call from the hook: policy first, then the handler.
 ---@param run uphook.Run
 ---@param name string the primitive, e.g. "kube.apply"

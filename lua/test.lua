@@ -456,6 +456,10 @@ local function run_hook(env, command, args)
   env.rolling_back = false
   env.change_log = {}
   -- the same command line as `uphook <command> <addon> ARGS...`
+  if args ~= nil and type(args) ~= "table" then
+    error(string.format("env:%s: args must be a list of strings ({%q}), "
+      .. "got a %s", command, tostring(args), type(args)), 2)
+  end
   local line = assert(C.cli.split(command, args or {}))
   local code, run = engine.run { command = command, addon = env.name,
     spawn = spawn, release = release,
@@ -610,6 +614,10 @@ end
 ---@param name string the primitive, e.g. "kube.apply"
 ---@return any[][]
 function Env:calls(name)
+  if not require("uphook.prims").is_primitive(name) then
+    error(string.format("env:calls: %s is not a primitive (kube.apply, "
+      .. "service.restart, ...)", repr(name)), 2)
+  end
   local out = {}
   for _, run in ipairs(self.runs) do
     for _, call in ipairs(run.calls) do

@@ -278,6 +278,19 @@ t.case("t.repr and t.eq keep a string with newlines on one line", function()
   t.eq(select(2, msg:gsub("\n", "")), 1, msg)
 end)
 
+t.case("env:calls of a name that is no primitive, env:upgrade of a string: "
+  .. "errors naming them", function()
+  local e = hello()
+  t.eq(e:upgrade({}).code, 0)
+  t.eq(#e:calls("kube.apply"), 1)
+  -- a typo would make `t.eq(#e:calls(...), 0)` pass for nothing
+  t.err(function() e:calls("service.restrat") end,
+    'env:calls: "service.restrat" is not a primitive')
+  t.err(function() e:upgrade("--color=red") end,
+    'env:upgrade: args must be a list of strings %({"%-%-color=red"}%), got '
+    .. "a string")
+end)
+
 --- *_test.lua files run confined (docs/security.md, "Test files") --------
 
 -- Run one test file's text the way `uphook test` does: in a confined child.

@@ -220,7 +220,8 @@ function Env:restarts(node) end
 
 ---The recorded calls of a primitive across this env's runs: a list of
 ---argument lists (`env:calls("kube.apply")[1][1]` is the first argument
----of the first call).
+---of the first call). A name that is not a primitive is an error naming
+---it (a typo would otherwise read as "never called").
 ---@param name string e.g. `"kube.apply"`, `"service.restart"`
 ---@return any[][]
 function Env:calls(name) end
