@@ -13,6 +13,7 @@ import yaml
 
 from apiserver_control import control, match_fault, note_request
 from apiserver_discovery import discovery
+from apiserver_pods import TABLES
 import apiserver_nodes as nodes
 from apiserver_types import ApiError, bad_request, resource_not_found, status_obj
 
@@ -349,6 +350,7 @@ def table(items, rv, q, kind=None):
     for o in items:
         md = o["metadata"]
         row = {"cells": node_cells(o) if kind == "Node" else
+               TABLES[kind][1](o) if kind in TABLES else
                [md["name"], md.get("creationTimestamp")]}
         if include == "Object":
             row["object"] = o
@@ -356,9 +358,10 @@ def table(items, rv, q, kind=None):
             row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                              "metadata": md}
         rows.append(row)
-    if kind == "Node":
+    if kind == "Node" or kind in TABLES:
         return {"kind": "Table", "apiVersion": "meta.k8s.io/v1",
-                "metadata": {"resourceVersion": rv}, "columnDefinitions": NODE_COLUMNS,
+                "metadata": {"resourceVersion": rv},
+                "columnDefinitions": NODE_COLUMNS if kind == "Node" else TABLES[kind][0],
                 "rows": rows}
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
             "columnDefinitions": [

@@ -6,7 +6,7 @@ import json
 from apiserver_types import FieldError, go_map, go_selector
 
 
-def _pod_spec_defaults(ps):
+def pod_spec_defaults(ps):
     ps.setdefault("restartPolicy", "Always")
     ps.setdefault("dnsPolicy", "ClusterFirst")
     ps.setdefault("schedulerName", "default-scheduler")
@@ -32,7 +32,7 @@ def _template_defaults(spec):
     t = spec.get("template")
     if isinstance(t, dict) and isinstance(t.get("spec"), dict):
         t.setdefault("metadata", {})
-        _pod_spec_defaults(t["spec"])
+        pod_spec_defaults(t["spec"])
 
 
 def default(state, rt, obj, old):
@@ -63,7 +63,7 @@ def default(state, rt, obj, old):
     elif k in ("ReplicaSet", "Job") and spec is not None:
         _template_defaults(spec)
     elif k == "Pod" and spec is not None:
-        _pod_spec_defaults(spec)
+        pod_spec_defaults(spec)
         obj.setdefault("status", {"phase": "Pending"})
     elif k == "Service":
         if old is not None:

@@ -99,8 +99,8 @@ def _set_ready(state, name, ready):
 
 def register(state, p):
     """POST /_fake/nodes {"name", "address" (null: no InternalIP),
-    "snapData", "ready" (default true), "labels"}: the Node, and its
-    kubelet as started from snapData/args/kubelet."""
+    "snapData", "ready" (default true), "labels", "taints", "unschedulable"}:
+    the Node, and its kubelet as started from snapData/args/kubelet."""
     name = p.get("name")
     if not name:
         raise bad_request("nodes: name is required")
@@ -122,6 +122,10 @@ def register(state, p):
                 "addresses": addrs,
                 "nodeInfo": {"kubeletVersion": "v1.32.3", "architecture": state.arch,
                              "operatingSystem": "linux"}}}
+    if p.get("taints"):
+        node["spec"]["taints"] = p["taints"]
+    if p.get("unschedulable"):
+        node["spec"]["unschedulable"] = True
     with state.lock:
         state.seed([node])
         sd = p.get("snapData")

@@ -2,7 +2,6 @@
 history, the workload controller and the test controls."""
 import collections
 import copy
-import hashlib
 import json
 import random
 import re
@@ -12,6 +11,7 @@ import time
 import uuid
 
 import apiserver_kinds as kinds
+import apiserver_pods as pods
 import apiserver_schema as schema
 from apiserver_schema import type_of
 from apiserver_merge import (changed_paths, drop_nulls, field_paths, fields_to_paths,
@@ -149,6 +149,8 @@ class State:
             self.floor = self.rv
             self.stalled = set()
             self._seeding_status = False
+            self._seeding = False
+            self.pods = pods.Controller(self)
             self.faults = []
             self.force_gone = []
             self.watch_epoch = getattr(self, "watch_epoch", 0) + 1
@@ -543,7 +545,9 @@ class State:
             return self.present(rt, old)
 
     def _remove(self, rt, key):
-        old = self.objects[rt.gr].pop(key)
+        old = self.objects[rt.gr].pop(key, None)
+        if old is None:                 # gone with its owner already
+            return
         self.rv += 1
         gone = copy.deepcopy(old)
         gone["metadata"]["resourceVersion"] = str(self.rv)
@@ -559,6 +563,7 @@ class State:
             self._crd_unregister(old)
         elif rt.kind == "Service":
             self.ips.discard((old.get("spec") or {}).get("clusterIP"))
+        self.pods.removed(rt, old)
 
     # ---- CRDs
     def _crd_errors(self, obj):
@@ -627,6 +632,11 @@ class State:
         if rt.kind in WORKLOADS and not self._seeding_status and (old is None or old["metadata"]["generation"] !=
                                      new["metadata"]["generation"]):
             self.schedule_rollout(rt, ns, name)
+        if rt.kind in WORKLOADS and not rt.crd and not self._seeding:
+            st = new.get("status") or {}
+            if st.get("observedGeneration") == new["metadata"]["generation"] and \
+                    st != (old or {}).get("status"):
+                self.pods.sync(self.present(rt, new))
 
     def _refresh_workloads(self):
         """A Node changed: the DaemonSets' controller counts again, and a
@@ -668,62 +678,8 @@ class State:
             self._commit(rt, ns, name, obj, new, False)
 
     def workload_status(self, kind, obj, stalled):
-        spec, md = obj.get("spec") or {}, obj["metadata"]
-        gen = md["generation"]
-        h = hashlib.sha256(json.dumps(spec.get("template"), sort_keys=True).encode())
-        rev = "%s-%s" % (md["name"], h.hexdigest()[:10])
-        ts = now()
-        if kind == "DaemonSet":
-            # one pod per Node it schedules on; one on a NotReady node is
-            # never available (as the mock's, lua/mock/controllers.lua)
-            nodes = list(self.objects[("", "nodes")].values())
-            on = [x for x in nodes if kinds.ds_schedules(obj, x)]
-            n = len(on) if nodes else 1
-            ready = 0 if stalled else (sum(1 for x in on if kinds.node_ready(x))
-                                       if nodes else 1)
-            return {"observedGeneration": gen, "currentNumberScheduled": n,
-                    "desiredNumberScheduled": n, "numberMisscheduled": 0,
-                    "numberReady": ready, "updatedNumberScheduled": n,
-                    "numberAvailable": ready,
-                    **({"numberUnavailable": n - ready} if n - ready else {})}
-        r = spec.get("replicas", 1)
-        if stalled and r == 0:
-            return None
-        if r and not kinds.placeable(obj, list(self.objects[("", "nodes")].values())):
-            # its pods can go to no Ready node: Pending, never available
-            stalled = True
-        ready = 0 if stalled else r
-        if kind == "StatefulSet":
-            st = {"observedGeneration": gen, "replicas": r, "readyReplicas": ready,
-                  "currentReplicas": r if not stalled else 0, "updatedReplicas": r,
-                  "availableReplicas": ready, "updateRevision": rev,
-                  "currentRevision": rev if not stalled else
-                  ((obj.get("status") or {}).get("currentRevision") or rev + "-old"),
-                  "collisionCount": 0}
-            return st
-        old = {c.get("type"): c for c in (obj.get("status") or {}).get("conditions") or []}
-
-        def cond(typ, status, reason, msg):
-            c = {"type": typ, "status": status, "lastUpdateTime": ts, "lastTransitionTime": ts,
-                 "reason": reason, "message": msg}
-            o = old.get(typ)
-            if o and o.get("status") == status:
-                c["lastTransitionTime"] = o.get("lastTransitionTime", ts)
-            return c
-        if stalled:
-            conds = [cond("Available", "False", "MinimumReplicasUnavailable",
-                          "Deployment does not have minimum availability."),
-                     cond("Progressing", "True", "ReplicaSetUpdated",
-                          'ReplicaSet "%s" is progressing.' % rev)]
-            return {"observedGeneration": gen, "replicas": r, "updatedReplicas": r,
-                    "readyReplicas": 0, "availableReplicas": 0, "unavailableReplicas": r,
-                    "conditions": conds}
-        conds = [cond("Available", "True", "MinimumReplicasAvailable",
-                      "Deployment has minimum availability."),
-                 cond("Progressing", "True", "NewReplicaSetAvailable",
-                      'ReplicaSet "%s" has successfully progressed.' % rev)]
-        return {"observedGeneration": gen, "replicas": r, "updatedReplicas": r,
-                "readyReplicas": r, "availableReplicas": r, "conditions": conds}
+        return pods.workload_status(kind, obj, stalled,
+                                    list(self.objects[("", "nodes")].values()))
 
     # ---- controls
     def _workload(self, kind, ns, name):
@@ -744,33 +700,44 @@ class State:
                 self.schedule_rollout(rt, key[1], name)
 
     def seed(self, objs):
-        out = []
         with self.lock:
-            for obj in objs:
-                if not isinstance(obj, dict) or not obj.get("kind"):
-                    continue
-                if obj["kind"].endswith("List") and isinstance(obj.get("items"), list):
-                    out += self.seed(obj["items"])
-                    continue
-                rt = self.type_for(obj.get("apiVersion", ""), obj["kind"])
-                md = obj.setdefault("metadata", {})
-                ns = md.get("namespace") or ("default" if rt.namespaced else "")
-                if rt.namespaced and ("", ns) not in self.objects[("", "namespaces")]:
-                    self._put_direct({"apiVersion": "v1", "kind": "Namespace",
-                                      "metadata": {"name": ns}})
-                has_status = "status" in obj
-                key = (ns, md.get("name"))
-                if key in self.objects[rt.gr]:
-                    self._remove(rt, key)
-                self._seeding_status = has_status
-                managed = self._seed_owner(rt, obj)
-                try:
-                    _, res = self.create(rt, ns, obj, manager="seed", keep_status=has_status,
-                                         check_ns=False, managed=managed)
-                finally:
-                    self._seeding_status = False
-                out.append({"kind": rt.kind, "namespace": ns, "name": res["metadata"]["name"],
-                            "resourceVersion": res["metadata"]["resourceVersion"]})
+            top = not self._seeding
+            self._seeding = True
+            try:
+                out = self._seed_objects(objs)
+            finally:
+                self._seeding = not top
+            if top:
+                self.pods.seeded(out)
+        return out
+
+    def _seed_objects(self, objs):
+        out = []
+        for obj in objs:
+            if not isinstance(obj, dict) or not obj.get("kind"):
+                continue
+            if obj["kind"].endswith("List") and isinstance(obj.get("items"), list):
+                out += self._seed_objects(obj["items"])
+                continue
+            rt = self.type_for(obj.get("apiVersion", ""), obj["kind"])
+            md = obj.setdefault("metadata", {})
+            ns = md.get("namespace") or ("default" if rt.namespaced else "")
+            if rt.namespaced and ("", ns) not in self.objects[("", "namespaces")]:
+                self._put_direct({"apiVersion": "v1", "kind": "Namespace",
+                                  "metadata": {"name": ns}})
+            has_status = "status" in obj
+            key = (ns, md.get("name"))
+            if key in self.objects[rt.gr]:
+                self._remove(rt, key)
+            self._seeding_status = has_status
+            managed = self._seed_owner(rt, obj)
+            try:
+                _, res = self.create(rt, ns, obj, manager="seed", keep_status=has_status,
+                                     check_ns=False, managed=managed)
+            finally:
+                self._seeding_status = False
+            out.append({"kind": rt.kind, "namespace": ns, "name": res["metadata"]["name"],
+                        "resourceVersion": res["metadata"]["resourceVersion"]})
         return out
 
     def _seed_owner(self, rt, obj):

@@ -245,6 +245,22 @@ check "rollout status after the change" "successfully rolled out" \
   kc "$S" -n demo rollout status deployment/web --timeout=20s
 check "clusterIP kept across apply" "^$IP$" kc "$S" -n demo get svc web -o "jsonpath={.spec.clusterIP}"
 
+# ------------------------------------------------------------- ReplicaSets and Pods
+# as a real cluster lists them: the Deployment's ReplicaSet <name>-<pod-template-hash>
+# with its 2 pods, the one before it scaled to 0, the pods <rs>-<5 chars> Running
+H='[bcdfghjklmnpqrstvwxz2456789]+'
+check "get rs: the current ReplicaSet has the 2 replicas" "^web-$H +2 +2 +2 " kc "$S" -n demo get rs
+check "get rs: the one before the new image is scaled to 0" "^web-$H +0 +0 +0 " kc "$S" -n demo get rs
+check "get pods: two Running pods of the current ReplicaSet" "^web-$H-[bcdfghjklmnpqrstvwxz2456789]{5} +1/1 +Running +0 " \
+  kc "$S" -n demo get pods
+[ "$(grep -c '^web-' "$OUT")" -eq 2 ] && ok "get pods: just 2 (the old ones are gone)" \
+  || notok "get pods: just 2 (the old ones are gone)"
+HASH=$(kc "$S" -n demo get pods -o 'jsonpath={.items[0].metadata.labels.pod-template-hash}')
+check "the pods' owner is the ReplicaSet web-<pod-template-hash>" "^web-$HASH web-$HASH$" \
+  kc "$S" -n demo get pods -o 'jsonpath={.items[0].metadata.ownerReferences[0].name} {.items[1].metadata.ownerReferences[0].name}'
+check "the pods run the new image on the node" "^nginx:1.27 node-a$" \
+  kc "$S" -n demo get pods -o 'jsonpath={.items[0].spec.containers[0].image} {.items[0].spec.nodeName}'
+
 # ------------------------------------------------------------- immutable fields
 check_fail "StorageClass volumeBindingMode change is rejected" \
   'The StorageClass "fast" is invalid: volumeBindingMode: Invalid value: "Immediate": field is immutable' \
@@ -301,6 +317,9 @@ check "delete the CRD" 'customresourcedefinition.apiextensions.k8s.io "widgets.e
   kc "$S" delete crd widgets.example.com
 check_fail "its kind is gone from discovery" "doesn't have a resource type|could not find" \
   kc "$S" -n demo get widgets.example.com
+check "delete the deployment" 'deployment.apps "web" deleted' kc "$S" -n demo delete deploy web
+check "its ReplicaSets and Pods went with it (the garbage collector)" "No resources found" \
+  kc "$S" -n demo get rs,pods
 check "delete the namespace" 'namespace "demo" deleted' kc "$S" delete ns demo
 check "objects in it are gone" "No resources found" kc "$S" -n demo get deploy
 

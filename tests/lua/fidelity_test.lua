@@ -60,14 +60,21 @@ local function mock_world()
   function w.delete(kind, name, ns) return b:delete(kind, name, ns) end
   function w.set_managed_fields(...) return b:set_managed_fields(...) end
   function w.wait_established() end
-  -- a Node as its kubelet reports it (labels, Ready or not)
-  function w.node(name, ready, labels)
+  -- a Node as its kubelet reports it (labels, Ready or not; spec: taints,
+  -- unschedulable)
+  function w.node(name, ready, labels, spec)
+    local l = { ["kubernetes.io/hostname"] = name }
+    for k, v in pairs(labels or {}) do l[k] = v end
     b:_seed { apiVersion = "v1", kind = "Node",
-      metadata = { name = name, labels = labels },
+      metadata = { name = name, labels = l }, spec = spec,
       status = { conditions = { { type = "Ready",
         status = ready and "True" or "False" } } } }
     b:_nodes_changed()
   end
+  -- objects as a fixture has them (kubectl get -o yaml)
+  function w.seed(objs) b:_seed_all(tables.copy(objs)) end
+  function w.list(kind) return b:list(kind, { namespace = NS }) end
+  w.backend = b
   -- the object once its controller has observed its generation
   function w.settled(kind, name, ns) return b:get(kind, name, ns) end
   return w
@@ -135,10 +142,18 @@ local function fake_world(dir)
         end
       end, 20)
   end
-  function w.node(name, ready, labels)
+  function w.node(name, ready, labels, spec)
+    spec = spec or {}
     B:_json("POST", "/_fake/nodes", json.encode { name = name,
-      ready = ready, labels = labels }, "application/json", DONE)
+      ready = ready, labels = labels, taints = spec.taints,
+      unschedulable = spec.unschedulable }, "application/json", DONE)
   end
+  function w.seed(objs)
+    B:_json("POST", "/_fake/seed", json.encode(objs), "application/json",
+      DONE)
+  end
+  function w.list(kind) return B:list(kind, { namespace = NS }) end
+  w.backend = B
   function w.settled(kind, name, ns)
     local _, o = B:watch(kind, name, ns, function(x)
       return x and x.status and x.status.observedGeneration
@@ -711,8 +726,7 @@ case("client-side apply upgraded: dropped fields go, uphook owns the rest",
 
 W.run()
 
---- The mock's controllers: rollouts per node -----------------------------
--- (the mock only: the fake API server's controller counts nodes.)
+--- The controllers: rollouts per node, Pods -----------------------------
 -- kubectl rollout status (kubectl@fd89c3d1:pkg/polymorphichelpers/
 -- rollout_status.go): a DaemonSet is rolled out when updatedNumberScheduled
 -- and numberAvailable reach desiredNumberScheduled. The DaemonSet
@@ -723,15 +737,6 @@ W.run()
 -- node never becomes available (kubelet does not run it).
 local rolled_out = require("uphook.prims").rolled_out
 
-local function node(name, ready, extra)
-  local n = { apiVersion = "v1", kind = "Node", metadata = { name = name,
-      labels = { ["kubernetes.io/hostname"] = name } },
-    status = { conditions = { { type = "Ready",
-      status = ready and "True" or "False" } } } }
-  for k, v in pairs(extra or {}) do n[k] = v end
-  return n
-end
-
 local function daemonset(pod_spec)
   local ps = { containers = { { name = "c", image = "img:1" } } }
   for k, v in pairs(pod_spec or {}) do ps[k] = v end
@@ -741,16 +746,13 @@ local function daemonset(pod_spec)
       template = { metadata = { labels = { app = "ds" } }, spec = ps } } }
 end
 
-local function mock_with(nodes)
-  return cluster.new { null = yaml.null, array_mt = ARRAY,
-                       json_encode = json.encode, objects = nodes }
-end
-
-local function pods_of(b, prefix)
+-- the Pods in NS whose names start with prefix, sorted by name
+local function pods_of(w, prefix)
   local out = {}
-  for _, p in ipairs(b:list("v1/Pod", { namespace = NS })) do
+  for _, p in ipairs(w.list("v1/Pod")) do
     if p.metadata.name:sub(1, #prefix) == prefix then out[#out + 1] = p end
   end
+  table.sort(out, function(a, b) return a.metadata.name < b.metadata.name end)
   return out
 end
 
@@ -820,48 +822,71 @@ case("a StatefulSet rollout does not finish with only NotReady nodes",
     w.delete("StatefulSet", "nr", NS)
   end)
 
-t.case("a Deployment's pods go to a Ready node; none: Pending", function()
-  local b = mock_with { node("n1", false), node("n2", true, { spec = {
-    taints = { { key = "dedicated", value = "gpu", effect = "NoSchedule" } }
-  } }) }
-  -- n1 is NotReady, n2's taint is not tolerated: nowhere to run
-  b:apply(deployment("web", { app = "web" }))
-  local ps = pods_of(b, "web-")
+-- kube-scheduler (kubernetes/kubernetes@v1.32.3 pkg/scheduler/framework/
+-- plugins: NodeAffinity's nodeSelector match, TaintToleration for
+-- NoSchedule/NoExecute taints, NodeUnschedulable) binds a pod to a node
+-- (spec.nodeName); a pod it can bind nowhere stays Pending without one.
+-- A NotReady node carries node.kubernetes.io/not-ready:NoSchedule
+-- (nodelifecycle, TaintNodeNotReady).
+case("a Deployment's pods go to a Ready node; none: Pending", function(w)
+  local pool = { ["fidelity.example.com/pool"] = "p" }
+  w.node("fid-p1", false, pool)
+  w.node("fid-p2", true, pool, { taints = { { key = "dedicated",
+    value = "gpu", effect = "NoSchedule" } } })
+  -- p1 is NotReady, p2's taint is not tolerated: nowhere to run
+  local d = deployment("web", { app = "web" })
+  d.spec.template.spec.nodeSelector = pool
+  w.apply(d, "uphook")
+  t.eq((rolled_out(w.settled("Deployment", "web", NS))), false)
+  local ps = pods_of(w, "web-")
   t.eq(#ps, 1)
   t.eq(ps[1].spec.nodeName, nil)
   t.eq(ps[1].status.phase, "Pending")
-  t.eq((rolled_out(b:get("Deployment", "web", NS))), false)
-  -- a toleration for n2's taint: the pods go there and are Ready
-  local d = deployment("web", { app = "web" })
+  -- a toleration for p2's taint: the pods go there and are Ready
   d.spec.template.spec.tolerations = { { key = "dedicated",
     operator = "Exists", effect = "NoSchedule" } }
-  b:apply(d)
-  ps = pods_of(b, "web-")
-  t.eq(ps[1].spec.nodeName, "n2")
+  w.apply(d, "uphook")
+  t.eq((rolled_out(w.settled("Deployment", "web", NS))), true)
+  ps = pods_of(w, "web-")
+  t.eq(#ps, 1)
+  t.eq(ps[1].spec.nodeName, "fid-p2")
+  t.eq(ps[1].status.phase, "Running")
   t.eq(ps[1].status.conditions[1].status, "True")
-  t.eq((rolled_out(b:get("Deployment", "web", NS))), true)
 end)
 
-t.case("a DaemonSet runs where its nodeSelector and tolerations let it",
-  function()
-    local b = mock_with {
-      node("n1", true, { spec = { taints = { { key = "dedicated",
-        value = "gpu", effect = "NoSchedule" } } } }),
-      node("n2", false, { spec = { taints = { {
-        key = "node.kubernetes.io/not-ready", effect = "NoExecute" } } } }),
-      node("n3", true) }
-    b:apply(daemonset())
-    local st = b:get("DaemonSet", "ds", NS).status
-    -- n1's taint is not tolerated; n2's not-ready taint is (but n2 is
+-- The DaemonSet controller (daemon/util/daemonset_util.go) adds the
+-- not-ready, unreachable, *-pressure and unschedulable tolerations to its
+-- pods itself, so a NotReady node gets one (never available); a taint it
+-- does not tolerate keeps it off a node; nodeSelector picks nodes.
+case("a DaemonSet runs where its nodeSelector and tolerations let it",
+  function(w)
+    local pool = { ["fidelity.example.com/pool"] = "t" }
+    w.node("fid-t1", true, pool, { taints = { { key = "dedicated",
+      value = "gpu", effect = "NoSchedule" } } })
+    w.node("fid-t2", false, pool, { taints = { {
+      key = "node.kubernetes.io/not-ready", effect = "NoExecute" } } })
+    w.node("fid-t3", true, pool)
+    w.apply(daemonset { nodeSelector = pool }, "uphook")
+    local st = w.settled("DaemonSet", "ds", NS).status
+    -- t1's taint is not tolerated; t2's not-ready taint is (but t2 is
     -- NotReady: its pod never becomes available)
     t.eq(st.desiredNumberScheduled, 2)
     t.eq(st.numberAvailable, 1)
-    b:apply(daemonset { tolerations = { { key = "dedicated",
+    local on = {}
+    for _, p in ipairs(pods_of(w, "ds-")) do
+      on[p.spec.nodeName] = p.status.conditions[1].status
+    end
+    t.eq(on, { ["fid-t2"] = "False", ["fid-t3"] = "True" })
+    w.apply(daemonset { tolerations = { { key = "dedicated",
       operator = "Equal", value = "gpu", effect = "NoSchedule" } },
-      nodeSelector = { ["kubernetes.io/hostname"] = "n1" } })
-    st = b:get("DaemonSet", "ds", NS).status
-    t.eq(st.desiredNumberScheduled, 1)
-    t.eq((rolled_out(b:get("DaemonSet", "ds", NS))), true)
+      nodeSelector = { ["kubernetes.io/hostname"] = "fid-t1" } }, "uphook")
+    local ds = w.settled("DaemonSet", "ds", NS)
+    t.eq(ds.status.desiredNumberScheduled, 1)
+    t.eq((rolled_out(ds)), true)
+    local ps = pods_of(w, "ds-")
+    t.eq(#ps, 1)
+    t.eq(ps[1].spec.nodeName, "fid-t1")
+    w.delete("DaemonSet", "ds", NS)
   end)
 
 -- Controller-made objects differ from run to run on a real cluster (new
@@ -887,54 +912,94 @@ t.case("env:snapshot() leaves out controller-made objects unless asked",
 -- DaemonSet's one per node, spec.nodeName; a StatefulSet's <name>-<i>),
 -- so a check_status of pod/<name> (microk8s-core-addons' addons.yaml:
 -- pod/coredns, pod/metrics-server, pod/speaker) says enabled offline.
+-- Deployment controller: pkg/controller/deployment/sync.go
+-- getNewReplicaSet (name <deployment>-<pod-template-hash>, the hash in
+-- the pod labels and selector); ReplicaSet controller: pods named by
+-- generateName <rs>- (pkg/controller/controller_utils.go
+-- getPodsPrefix); the garbage collector deletes dependents
+-- (ownerReferences) of a deleted owner.
 local enabled = require "uphook.enabled"
 
-
-t.case("workloads have Pods; check_status pod/<name> sees them", function()
-  local b = mock_with { node("n1", true), node("n2", false) }
-  t.eq(enabled.check(b, "pod/web"), false)
+case("workloads have Pods; check_status pod/<name> sees them", function(w)
+  local pool = { ["fidelity.example.com/pool"] = "w" }
+  w.node("fid-w1", true, pool)
+  w.node("fid-w2", false, pool)
+  t.eq(enabled.check(w.backend, "pod/web"), false)
   local d = deployment("web", { app = "web" }, { replicas = 2 })
-  b:apply(d)
-  local ps = pods_of(b, "web-")
+  d.spec.template.spec.nodeSelector = pool
+  w.apply(d, "uphook")
+  w.settled("Deployment", "web", NS)
+  local ps = pods_of(w, "web-")
   t.eq(#ps, 2)
+  local hash = ps[1].metadata.labels["pod-template-hash"]
+  t.ok(hash, "pod-template-hash label")
   t.eq(ps[1].metadata.labels.app, "web")
-  t.ok(ps[1].metadata.labels["pod-template-hash"])
   t.eq(ps[1].metadata.ownerReferences[1].kind, "ReplicaSet")
+  t.eq(ps[1].metadata.ownerReferences[1].name, "web-" .. hash)
+  t.ok(ps[1].metadata.name:match("^web%-" .. hash .. "%-%w%w%w%w%w$"),
+       ps[1].metadata.name)
+  t.eq(ps[1].spec.nodeName, "fid-w1")
   t.eq(ps[1].status.conditions[1].status, "True")
-  t.eq(enabled.check(b, "pod/web"), true)
+  t.eq(enabled.check(w.backend, "pod/web"), true)
   -- a new image: new Pods (new names), the old ones gone
   local before = ps[1].metadata.name
   d.spec.template.spec.containers[1].image = "img:2"
-  b:apply(d)
-  ps = pods_of(b, "web-")
+  w.apply(d, "uphook")
+  w.settled("Deployment", "web", NS)
+  ps = pods_of(w, "web-")
   t.eq(#ps, 2)
   t.ok(ps[1].metadata.name ~= before and ps[2].metadata.name ~= before)
   t.eq(ps[1].spec.containers[1].image, "img:2")
+  t.ok(ps[1].metadata.labels["pod-template-hash"] ~= hash)
   -- a DaemonSet: one per node; the NotReady node's pod is not Ready
-  b:apply(daemonset())
-  ps = pods_of(b, "ds-")
+  w.apply(daemonset { nodeSelector = pool }, "uphook")
+  w.settled("DaemonSet", "ds", NS)
+  ps = pods_of(w, "ds-")
   t.eq(#ps, 2)
   local on = {}
   for _, p in ipairs(ps) do
     on[p.spec.nodeName] = p.status.conditions[1].status
   end
-  t.eq(on, { n1 = "True", n2 = "False" })
+  t.eq(on, { ["fid-w1"] = "True", ["fid-w2"] = "False" })
+  -- a StatefulSet: <name>-0, <name>-1
+  w.apply({ apiVersion = "apps/v1", kind = "StatefulSet",
+    metadata = { name = "db", namespace = NS },
+    spec = { serviceName = "db", replicas = 2,
+      selector = { matchLabels = { app = "db" } },
+      template = { metadata = { labels = { app = "db" } },
+        spec = { nodeSelector = pool,
+          containers = { { name = "c", image = "img:1" } } } } } }, "uphook")
+  w.settled("StatefulSet", "db", NS)
+  local names = {}
+  for _, p in ipairs(pods_of(w, "db-")) do names[#names + 1] = p.metadata.name end
+  table.sort(names)
+  t.eq(names, { "db-0", "db-1" })
   -- deleted workloads take their Pods along
-  b:delete("Deployment", "web", NS)
-  b:delete("DaemonSet", "ds", NS)
-  t.eq(#pods_of(b, "web-"), 0)
-  t.eq(#pods_of(b, "ds-"), 0)
-  t.eq(enabled.check(b, "pod/web"), false)
+  w.delete("Deployment", "web", NS)
+  w.delete("DaemonSet", "ds", NS)
+  w.delete("StatefulSet", "db", NS)
+  t.eq(#pods_of(w, "web-"), 0)
+  t.eq(#pods_of(w, "ds-"), 0)
+  t.eq(#pods_of(w, "db-"), 0)
+  t.eq(enabled.check(w.backend, "pod/web"), false)
 end)
 
-t.case("a fixture's own Pods are kept, no others made", function()
+-- A fixture made with `kubectl get -o yaml` lists the Pods that run: they
+-- are the workload's (its controller adopts them by its selector), and no
+-- others are made; a workload the fixture lists no Pods of gets its own.
+case("a fixture's own Pods are kept, no others made", function(w)
   local pod = { apiVersion = "v1", kind = "Pod", metadata = {
       name = "web-abc-xyz12", namespace = NS, labels = { app = "web" } },
     spec = { containers = { { name = "app", image = "img:1" } } },
     status = { phase = "Running" } }
-  local b = mock_with { node("n1", true), deployment("web", { app = "web" }),
-                        pod }
-  local ps = pods_of(b, "web-")
+  w.seed { deployment("web", { app = "web" }), pod,
+           deployment("api", { app = "api" }) }
+  w.settled("Deployment", "web", NS)
+  w.settled("Deployment", "api", NS)
+  local ps = pods_of(w, "web-")
   t.eq(#ps, 1)
   t.eq(ps[1].metadata.name, "web-abc-xyz12")
+  ps = pods_of(w, "api-")
+  t.eq(#ps, 1)
+  t.eq(ps[1].metadata.labels.app, "api")
 end)
