@@ -1,9 +1,11 @@
 """Per-kind defaulting and validation, as the real API server does it (the
 parts a hook can tell apart)."""
 import base64
+import copy
 import json
+import re
 
-from apiserver_types import FieldError, go_map, go_selector
+from apiserver_types import ApiError, FieldError, go_map, go_selector, go_value
 
 
 def pod_spec_defaults(ps):
@@ -377,6 +379,8 @@ def validate(rt, obj, old):
             if ospec.get(f) != nspec.get(f):
                 errs.append(FieldError("spec." + f, "Invalid", "field is immutable",
                                        value=nspec.get(f)))
+    if k == "PersistentVolumeClaim":
+        errs += _pvc_update_errors(old, obj)
     errs += _immutable_errors(k, old, obj)
     if k in ("ConfigMap", "Secret") and old.get("immutable"):
         for f in ("data", "binaryData"):
@@ -453,3 +457,101 @@ def _service_ip_errors(ospec, nspec):
             errs.append(FieldError("spec.clusterIPs[0]", "Invalid",
                                    "may not change once set", value=n))
     return errs
+
+
+# ------------------------------------------------- PersistentVolumeClaims
+
+QUANTITY = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
+            "E": 1e18, "Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40,
+            "Pi": 2 ** 50, "Ei": 2 ** 60}
+
+
+def quantity(q):
+    """A Kubernetes quantity ("10Gi", "500M", "1.5") as a number, or None
+    (as lua/mock/validate.lua quantity)."""
+    if isinstance(q, (int, float)) and not isinstance(q, bool):
+        return q
+    if not isinstance(q, str):
+        return None
+    m = re.match(r"^([+-]?[\d.]+)([A-Za-z]*)$", q)
+    if m and m.group(2) in QUANTITY:
+        try:
+            return float(m.group(1)) * QUANTITY[m.group(2)]
+        except ValueError:
+            return None
+    try:
+        return float(q)
+    except ValueError:
+        return None
+
+
+PVC_SPEC = ("spec is immutable after creation except resources.requests and "
+            "volumeAttributesClassName for bound claims")
+
+
+def _pvc_update_errors(old, obj):
+    """core ValidatePersistentVolumeClaimUpdate (kubernetes/kubernetes@v1.32.3
+    pkg/apis/core/validation/validation.go), as lua/mock/validate.lua
+    update.PersistentVolumeClaim: the spec may not change but a bound
+    claim's resources.requests and volumeAttributesClassName (volumeName
+    once, when it binds; storageClassName once, from unset); requests may
+    not go below status.capacity (or below the old request, without one)."""
+    a, b = copy.deepcopy(old.get("spec") or {}), copy.deepcopy(obj.get("spec") or {})
+    bound = (old.get("status") or {}).get("phase") == "Bound"
+    old_req = _at(a, ("resources", "requests", "storage"))
+    new_req = _at(b, ("resources", "requests", "storage"))
+    if bound:
+        for x in (a, b):
+            if isinstance(x.get("resources"), dict):
+                x["resources"].pop("requests", None)
+                if not x["resources"]:
+                    x.pop("resources")
+    for x in (a, b):
+        x.pop("volumeAttributesClassName", None)
+    if not a.get("volumeName"):
+        a["volumeName"] = b.get("volumeName")
+    if a.get("storageClassName") is None:
+        a["storageClassName"] = b.get("storageClassName")
+    a = {k: v for k, v in a.items() if v is not None}
+    b = {k: v for k, v in b.items() if v is not None}
+    errs = []
+    if a != b:
+        diff = ["\n  core.PersistentVolumeClaimSpec{"]
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                f = k[:1].upper() + k[1:]
+                diff += ["- \t%s: %s," % (f, go_value(a.get(k))),
+                         "+ \t%s: %s," % (f, go_value(b.get(k)))]
+        diff.append("  }\n")
+        errs.append(FieldError("spec", "Forbidden", PVC_SPEC + "\n".join(diff)))
+    o, n = quantity(old_req), quantity(new_req)
+    if o is not None and n is not None and n < o:
+        cap = quantity(_at(old, ("status", "capacity", "storage")))
+        if cap is not None and n <= cap:
+            errs.append(FieldError("spec.resources.requests.storage", "Forbidden",
+                                   "field can not be less than status.capacity"))
+        elif cap is None:
+            errs.append(FieldError("spec.resources.requests.storage", "Forbidden",
+                                   "field can not be less than previous value"))
+    return errs
+
+
+def admit_update(state, rt, old, obj):
+    """Admission after validation: PersistentVolumeClaimResize
+    (kubernetes/kubernetes@v1.32.3 plugin/pkg/admission/storage/
+    persistentvolume/resize/admission.go): a claim grows only when its
+    StorageClass has allowVolumeExpansion (as lua/mock/cluster.lua
+    _admit_update)."""
+    if rt.kind != "PersistentVolumeClaim":
+        return
+    a = quantity(_at(old, ("spec", "resources", "requests", "storage")))
+    b = quantity(_at(obj, ("spec", "resources", "requests", "storage")))
+    if a is None or b is None or b <= a:
+        return
+    sc = state.objects[("storage.k8s.io", "storageclasses")].get(
+        ("", _at(obj, ("spec", "storageClassName")) or ""))
+    if not (sc and sc.get("allowVolumeExpansion") is True):
+        raise ApiError(403, "Forbidden", '%s "%s" is forbidden: only dynamically provisioned '
+                       "pvc can be resized and the storageclass that provisions the pvc "
+                       "must support resize" % (rt.plural, obj["metadata"].get("name")),
+                       {"name": obj["metadata"].get("name"), "kind": rt.plural})

@@ -386,6 +386,8 @@ class State:
                 errs += self._crd_errors(new)
             if errs:
                 raise invalid(rt, name, errs)
+            if sub != "status":
+                kinds.admit_update(self, rt, old, new)
             if managed is not None:
                 md["managedFields"] = managed
             elif sub != "status":

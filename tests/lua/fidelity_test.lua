@@ -494,6 +494,71 @@ case("a PersistentVolume's volume source is immutable", function(w)
   w.delete("PersistentVolume", "fidelity-pv")
 end)
 
+-- core ValidatePersistentVolumeClaimUpdate (kubernetes/kubernetes@v1.32.3
+-- pkg/apis/core/validation/validation.go): "spec is immutable after
+-- creation except resources.requests and volumeAttributesClassName for
+-- bound claims" (the real message goes on with a diff of the two specs);
+-- with RecoverVolumeExpansionFailure (beta, on in 1.32) a request may go
+-- down but not to status.capacity or below ("field can not be less than
+-- status.capacity"). Growing is the PersistentVolumeClaimResize admission
+-- plugin's (plugin/pkg/admission/storage/persistentvolume/resize/
+-- admission.go): only with a StorageClass that has allowVolumeExpansion,
+-- else 403.
+case("a bound PVC: only its requests change, never to its capacity or below",
+  function(w)
+    local function sc(name, grow)
+      return { apiVersion = "storage.k8s.io/v1", kind = "StorageClass",
+        metadata = { name = name }, provisioner = "fidelity.example.com",
+        allowVolumeExpansion = grow }
+    end
+    local function pvc(name, class, size)
+      return { apiVersion = "v1", kind = "PersistentVolumeClaim",
+        metadata = { name = name, namespace = NS },
+        spec = { storageClassName = class, accessModes = { "ReadWriteOnce" },
+          volumeName = "pv-" .. name,
+          resources = { requests = { storage = size } } } }
+    end
+    local bound = pvc("fid-data", "fid-grow", "1Gi")
+    bound.status = { phase = "Bound", capacity = { storage = "1Gi" } }
+    local fixed = pvc("fid-fixed", "fid-fixed", "1Gi")
+    fixed.status = { phase = "Bound", capacity = { storage = "1Gi" } }
+    w.seed { sc("fid-grow", true), sc("fid-fixed", false), bound, fixed }
+    -- the class, the access modes: refused
+    local e = w.err(function()
+      w.apply(pvc("fid-data", "fid-fixed", "1Gi"), "uphook")
+    end)
+    t.eq(e.code, 422)
+    t.match(e.message, '^PersistentVolumeClaim "fid%-data" is invalid: '
+      .. "spec: Forbidden: spec is immutable after creation except "
+      .. "resources%.requests and volumeAttributesClassName for bound claims")
+    t.match(e.message, 'StorageClassName: "fid%-fixed"')
+    local p = pvc("fid-data", "fid-grow", "1Gi")
+    p.spec.accessModes = { "ReadWriteMany" }
+    e = w.err(function() w.apply(p, "uphook") end)
+    t.match(e.message, "spec is immutable after creation")
+    -- grown, with a class that allows it
+    local o = w.apply(pvc("fid-data", "fid-grow", "2Gi"), "uphook")
+    t.eq(o.spec.resources.requests.storage, "2Gi")
+    -- shrunk to below its capacity: refused
+    e = w.err(function()
+      w.apply(pvc("fid-data", "fid-grow", "512Mi"), "uphook")
+    end)
+    t.eq(e.code, 422)
+    t.eq(e.message, 'PersistentVolumeClaim "fid-data" is invalid: '
+      .. "spec.resources.requests.storage: Forbidden: field can not be less "
+      .. "than status.capacity")
+    -- a class without allowVolumeExpansion: no growing (admission, 403)
+    e = w.err(function()
+      w.apply(pvc("fid-fixed", "fid-fixed", "2Gi"), "uphook")
+    end)
+    t.eq(e.code, 403)
+    t.eq(e.message, 'persistentvolumeclaims "fid-fixed" is forbidden: only '
+      .. "dynamically provisioned pvc can be resized and the storageclass "
+      .. "that provisions the pvc must support resize")
+    t.eq(w.get("PersistentVolumeClaim", "fid-fixed", NS)
+           .spec.resources.requests.storage, "1Gi")
+  end)
+
 -- storage ValidateVolumeAttachmentUpdate: "Spec is read-only" -- any
 -- change is field.Invalid on spec (the real message prints the new spec
 -- as Go's %#v of storage.VolumeAttachmentSpec, with pointers, so only
