@@ -341,8 +341,38 @@ local function go_families(f)
   return "[]core.IPFamily{" .. table.concat(parts, ", ") .. "}"
 end
 
+-- core ValidateService's ExternalName case (kubernetes/kubernetes@v1.32.3
+-- pkg/apis/core/validation/validation.go): no cluster IPs or IP families
+-- (the strategy has put clusterIP into clusterIPs before), and an
+-- externalName that is a DNS-1123 subdomain, a trailing dot allowed.
+local EXT_FORBIDDEN = "Forbidden: may not be set for ExternalName services"
+
+local function external_name_errors(spec, errs)
+  local ips = spec.clusterIPs
+  if (type(ips) == "table" and ips[1] ~= nil)
+      or (type(spec.clusterIP) == "string" and spec.clusterIP ~= "") then
+    errs[#errs + 1] = "spec.clusterIPs: " .. EXT_FORBIDDEN
+  end
+  if type(spec.ipFamilies) == "table" and spec.ipFamilies[1] ~= nil then
+    errs[#errs + 1] = "spec.ipFamilies: " .. EXT_FORBIDDEN
+  end
+  if spec.ipFamilyPolicy ~= nil then
+    errs[#errs + 1] = "spec.ipFamilyPolicy: " .. EXT_FORBIDDEN
+  end
+  local name = type(spec.externalName) == "string" and spec.externalName
+    or ""
+  local clean = name:gsub("%.$", "")
+  if clean == "" then
+    errs[#errs + 1] = "spec.externalName: Required value"
+  elseif not names.is_subdomain(clean) then
+    errs[#errs + 1] = string.format("spec.externalName: Invalid value: " ..
+      "%s: %s", quote(name), SUBDOMAIN)
+  end
+end
+
 function service_type_errors(spec, errs)
   if type(spec) ~= "table" then return end
+  if spec.type == "ExternalName" then external_name_errors(spec, errs) end
   if (spec.type or "ClusterIP") == "ClusterIP" then
     for i, p in ipairs(type(spec.ports) == "table" and spec.ports or {}) do
       if type(p) == "table" and p.nodePort ~= nil and p.nodePort ~= 0 then

@@ -398,9 +398,40 @@ def _go_families(fams):
     return "[]core.IPFamily{" + ", ".join('"%s"' % f for f in fams) + "}"
 
 
+SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+             "characters, '-' or '.', and must start and end with an alphanumeric character "
+             "(e.g. 'example.com', regex used for validation is "
+             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+EXT = "may not be set for ExternalName services"
+
+
+def _external_name_errors(nspec):
+    """core ValidateService's ExternalName case (kubernetes/kubernetes@v1.32.3
+    pkg/apis/core/validation/validation.go): no cluster IPs or IP families,
+    an externalName that is a DNS-1123 subdomain (a trailing dot allowed).
+    As lua/mock/validate.lua external_name_errors."""
+    errs = []
+    if nspec.get("clusterIPs") or nspec.get("clusterIP"):
+        errs.append(FieldError("spec.clusterIPs", "Forbidden", EXT))
+    if nspec.get("ipFamilies"):
+        errs.append(FieldError("spec.ipFamilies", "Forbidden", EXT))
+    if nspec.get("ipFamilyPolicy") is not None:
+        errs.append(FieldError("spec.ipFamilyPolicy", "Forbidden", EXT))
+    name = nspec.get("externalName") if isinstance(nspec.get("externalName"), str) else ""
+    clean = name[:-1] if name.endswith(".") else name
+    if not clean:
+        errs.append(FieldError("spec.externalName", "Required", ""))
+    elif len(clean) > 253 or not _SUBDOMAIN.match(clean):
+        errs.append(FieldError("spec.externalName", "Invalid", SUBDOMAIN, value=name))
+    return errs
+
+
 def _service_type_errors(nspec):
     """ValidateService's checks that depend on the type (create and update)."""
     errs = []
+    if nspec.get("type") == "ExternalName":
+        errs += _external_name_errors(nspec)
     if (nspec.get("type") or "ClusterIP") == "ClusterIP":
         for i, p in enumerate(nspec.get("ports") or []):
             if isinstance(p, dict) and p.get("nodePort"):

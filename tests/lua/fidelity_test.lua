@@ -663,6 +663,42 @@ case("a Service turned ExternalName drops its cluster IP, and back",
     t.match(o.spec.clusterIP, "^%d+%.%d+%.%d+%.%d+$")
   end)
 
+-- core ValidateService, its ExternalName case (kubernetes/kubernetes@
+-- v1.32.3 pkg/apis/core/validation/validation.go): externalName is
+-- required (field.Required) and a DNS-1123 subdomain (a trailing dot,
+-- fully qualified, allowed); clusterIPs, ipFamilies and ipFamilyPolicy
+-- "may not be set for ExternalName services" (the strategy has copied
+-- clusterIP into clusterIPs before).
+case("an ExternalName Service needs an externalName and has no cluster IP",
+  function(w)
+    local function ext(extra)
+      local spec = { type = "ExternalName" }
+      for k, v in pairs(extra) do spec[k] = v end
+      return service("fid-ext", spec)
+    end
+    refused(w, ext {}, 'Service "fid-ext" is invalid: spec.externalName: '
+      .. "Required value")
+    refused(w, ext { externalName = "Not_A_Host" }, 'Service "fid-ext" is '
+      .. 'invalid: spec.externalName: Invalid value: "Not_A_Host": a '
+      .. "lowercase RFC 1123 subdomain must consist of lower case "
+      .. "alphanumeric characters, '-' or '.', and must start and end with "
+      .. "an alphanumeric character (e.g. 'example.com', regex used for "
+      .. "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
+      .. "[a-z0-9])?)*')")
+    refused(w, ext { externalName = "db.example.com",
+      clusterIP = "10.152.183.77" }, 'Service "fid-ext" is invalid: '
+      .. "spec.clusterIPs: Forbidden: may not be set for ExternalName "
+      .. "services")
+    local o = w.apply(ext { externalName = "db.example.com." }, "uphook")
+    t.eq(o.spec.externalName, "db.example.com.")
+    t.eq(o.spec.clusterIP, nil)
+    -- an update may not drop it either (uphook owns it: applied without
+    -- it, it would go)
+    refused(w, ext {}, 'Service "fid-ext" is invalid: spec.externalName: '
+      .. "Required value")
+    w.delete("Service", "fid-ext", NS)
+  end)
+
 -- dropTypeDependentFields: NodePort -> ClusterIP drops the node ports the
 -- request left as they were (here kubectl still owns one, so the apply's
 -- merge keeps it); ValidateService refuses a node port it did change:
