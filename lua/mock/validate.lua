@@ -549,6 +549,62 @@ function update.PersistentVolumeClaim(old, new, errs)
   end
 end
 
+-- core ValidatePodUpdate (kubernetes/kubernetes@v1.32.3
+-- pkg/apis/core/validation/validation.go): containers may not be added
+-- or removed (ValidateContainerUpdates), and the spec may not change but
+-- for the fields it munges before comparing: the containers' and init
+-- containers' images, activeDeadlineSeconds, tolerations (additions),
+-- schedulingGates (removals), a negative terminationGracePeriodSeconds
+-- set to 1. The real message goes on with a cmp.Diff of the specs.
+local POD_UPDATABLE = "pod updates may not change fields other than " ..
+  "`spec.containers[*].image`,`spec.initContainers[*].image`," ..
+  "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to " ..
+  "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it " ..
+  "to be set to 1 if it was previously negative)"
+
+function update.Pod(old, new, errs)
+  local a, b = old.spec or {}, tables.copy(new.spec or {})
+  for _, f in ipairs({ "containers", "initContainers" }) do
+    local oc = type(a[f]) == "table" and a[f] or {}
+    local nc = type(b[f]) == "table" and b[f] or {}
+    if #oc ~= #nc then
+      errs[#errs + 1] = "spec." .. f .. ": Forbidden: pod updates may " ..
+                        "not add or remove containers"
+      return
+    end
+    for i, c in ipairs(nc) do
+      if type(c) == "table" and type(oc[i]) == "table" then
+        c.image = oc[i].image
+      end
+    end
+  end
+  b.activeDeadlineSeconds = a.activeDeadlineSeconds
+  b.tolerations, b.schedulingGates = a.tolerations, a.schedulingGates
+  local tg = a.terminationGracePeriodSeconds
+  if type(tg) == "number" and tg < 0 and b.terminationGracePeriodSeconds == 1
+  then
+    b.terminationGracePeriodSeconds = tg
+  end
+  if not equal(a, b) then
+    local diff = { "\n  core.PodSpec{" }
+    local keys = {}
+    for k in pairs(a) do keys[#keys + 1] = k end
+    for k in pairs(b) do if a[k] == nil then keys[#keys + 1] = k end end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      if not equal(a[k], b[k]) then
+        diff[#diff + 1] = string.format("- \t%s: %s,", go_field(k),
+                                        go_value(a[k]))
+        diff[#diff + 1] = string.format("+ \t%s: %s,", go_field(k),
+                                        go_value(b[k]))
+      end
+    end
+    diff[#diff + 1] = "  }\n"
+    errs[#errs + 1] = "spec: Forbidden: " .. POD_UPDATABLE ..
+                      table.concat(diff, "\n")
+  end
+end
+
 local function immutable_data(old, new, errs)
   if old.immutable ~= true then return end
   if not equal(old.data, new.data) then

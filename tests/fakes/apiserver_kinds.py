@@ -381,6 +381,8 @@ def validate(rt, obj, old):
                                        value=nspec.get(f)))
     if k == "PersistentVolumeClaim":
         errs += _pvc_update_errors(old, obj)
+    if k == "Pod":
+        errs += _pod_update_errors(ospec, nspec)
     errs += _immutable_errors(k, old, obj)
     if k in ("ConfigMap", "Secret") and old.get("immutable"):
         for f in ("data", "binaryData"):
@@ -586,3 +588,49 @@ def admit_update(state, rt, old, obj):
                        "pvc can be resized and the storageclass that provisions the pvc "
                        "must support resize" % (rt.plural, obj["metadata"].get("name")),
                        {"name": obj["metadata"].get("name"), "kind": rt.plural})
+
+
+# ------------------------------------------------- Pods
+
+POD_UPDATABLE = ("pod updates may not change fields other than `spec.containers[*].image`,"
+                 "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+                 "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+                 "(allow it to be set to 1 if it was previously negative)")
+
+
+def _pod_update_errors(a, b):
+    """core ValidatePodUpdate (kubernetes/kubernetes@v1.32.3
+    pkg/apis/core/validation/validation.go), as lua/mock/validate.lua
+    update.Pod: no container added or removed; the spec may not change but
+    the (init) containers' images, activeDeadlineSeconds, tolerations,
+    schedulingGates, a negative terminationGracePeriodSeconds set to 1."""
+    b = copy.deepcopy(b)
+    for f in ("containers", "initContainers"):
+        oc, nc = a.get(f) or [], b.get(f) or []
+        if len(oc) != len(nc):
+            return [FieldError("spec." + f, "Forbidden",
+                               "pod updates may not add or remove containers")]
+        for c, o in zip(nc, oc):
+            if isinstance(c, dict) and isinstance(o, dict):
+                if "image" in o:
+                    c["image"] = o["image"]
+                else:
+                    c.pop("image", None)
+    for f in ("activeDeadlineSeconds", "tolerations", "schedulingGates"):
+        if f in a:
+            b[f] = a[f]
+        else:
+            b.pop(f, None)
+    tg = a.get("terminationGracePeriodSeconds")
+    if isinstance(tg, int) and tg < 0 and b.get("terminationGracePeriodSeconds") == 1:
+        b["terminationGracePeriodSeconds"] = tg
+    if a == b:
+        return []
+    diff = ["\n  core.PodSpec{"]
+    for k in sorted(set(a) | set(b)):
+        if a.get(k) != b.get(k):
+            f = k[:1].upper() + k[1:]
+            diff += ["- \t%s: %s," % (f, go_value(a.get(k))),
+                     "+ \t%s: %s," % (f, go_value(b.get(k)))]
+    diff.append("  }\n")
+    return [FieldError("spec", "Forbidden", POD_UPDATABLE + "\n".join(diff))]

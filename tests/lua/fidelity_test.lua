@@ -559,6 +559,36 @@ case("a bound PVC: only its requests change, never to its capacity or below",
            .spec.resources.requests.storage, "1Gi")
   end)
 
+-- core ValidatePodUpdate (kubernetes/kubernetes@v1.32.3
+-- pkg/apis/core/validation/validation.go): ValidateContainerUpdates
+-- refuses adding or removing containers; then the spec, its updatable
+-- fields (images, activeDeadlineSeconds, tolerations, ...) set to the old
+-- values, must be as it was ("pod updates may not change fields other
+-- than ...", followed by a cmp.Diff of the two specs).
+case("a Pod's spec may not change but its images", function(w)
+  local pod = { apiVersion = "v1", kind = "Pod",
+    metadata = { name = "fid-pod", namespace = NS },
+    spec = { containers = { { name = "c", image = "img:1" } } } }
+  w.apply(pod, "uphook")
+  pod.spec.containers[1].image = "img:2"
+  t.eq(w.apply(pod, "uphook").spec.containers[1].image, "img:2")
+  pod.spec.containers[1].env = { { name = "A", value = "1" } }
+  local e = w.err(function() w.apply(pod, "uphook") end)
+  t.eq(e.code, 422)
+  t.match(e.message, '^Pod "fid%-pod" is invalid: spec: Forbidden: pod '
+    .. "updates may not change fields other than `spec%.containers%[%*%]%."
+    .. "image`,`spec%.initContainers%[%*%]%.image`,`spec%."
+    .. "activeDeadlineSeconds`,`spec%.tolerations` %(only additions to "
+    .. "existing tolerations%),`spec%.terminationGracePeriodSeconds` %(allow "
+    .. "it to be set to 1 if it was previously negative%)\n  core%.PodSpec{")
+  pod.spec.containers[1].env = nil
+  pod.spec.containers[2] = { name = "d", image = "img:1" }
+  refused(w, pod, 'Pod "fid-pod" is invalid: spec.containers: Forbidden: '
+    .. "pod updates may not add or remove containers")
+  t.eq(#w.get("Pod", "fid-pod", NS).spec.containers, 1)
+  w.delete("Pod", "fid-pod", NS)
+end)
+
 -- storage ValidateVolumeAttachmentUpdate: "Spec is read-only" -- any
 -- change is field.Invalid on spec (the real message prints the new spec
 -- as Go's %#v of storage.VolumeAttachmentSpec, with pointers, so only
