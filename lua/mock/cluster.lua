@@ -478,18 +478,74 @@ function Cluster:_complete(info, obj)
     self.clock:timestamp(), false, self:_nodes())))
 end
 
--- Is `pod` one of the workload `w`'s? (A Deployment's through its
--- ReplicaSet <name>-<hash>.)
+-- Is `pod` (a Pod, or a ReplicaSet) one of the workload `w`'s? (A
+-- Deployment's Pods through its ReplicaSets <name>-<hash>.) By names, as
+-- a fixture's uids are not the stored ones.
 local function owned_by(pod, w)
   local md = pod.metadata
   if md.namespace ~= w.metadata.namespace then return false end
   local o = type(md.ownerReferences) == "table" and md.ownerReferences[1]
   if type(o) ~= "table" then return false end
-  if w.kind == "Deployment" then
+  if w.kind == "Deployment" and pod.kind ~= "ReplicaSet" then
     return o.kind == "ReplicaSet"
-       and tostring(o.name):match("^(.*)%-%x+$") == w.metadata.name
+       and tostring(o.name):match("^(.*)%-%w+$") == w.metadata.name
   end
   return o.kind == w.kind and o.name == w.metadata.name
+end
+
+local function revision(rs)
+  local a = type(rs.metadata.annotations) == "table"
+    and rs.metadata.annotations[ctl.REVISION]
+  return tonumber(a) or 0
+end
+
+-- A Deployment's ReplicaSets as its controller keeps them: the current
+-- template's (uphook.mock.controllers replicaset) with the replicas, the
+-- older ones scaled to 0, up to spec.revisionHistoryLimit (10) of them.
+-- Returns the current one's uid.
+function Cluster:_sync_replicasets(d)
+  local info = kinds.builtin.ReplicaSet
+  local bucket = self:_bucket(info)
+  local name = d.metadata.name .. "-" .. ctl.template_hash(d)
+  local cur = bucket[okey(d.metadata.namespace, name)]
+  local top, old = 0, {}
+  for _, rs in pairs(bucket) do
+    if owned_by(rs, d) then
+      top = math.max(top, revision(rs))
+      if rs.metadata.name ~= name then old[#old + 1] = rs end
+    end
+  end
+  for _, rs in ipairs(old) do
+    if validate.get(rs, "spec", "replicas") ~= 0 then
+      local new = shallow(rs)
+      new.metadata, new.spec = shallow(rs.metadata), shallow(rs.spec)
+      new.spec.replicas = 0
+      new.metadata.generation = (rs.metadata.generation or 1) + 1
+      new.status = { observedGeneration = new.metadata.generation,
+                     replicas = 0 }
+      self:_put(info, new)
+    end
+  end
+  local want = ctl.replicaset(d, cur and revision(cur) == top and top
+                                   or top + 1)
+  if cur and equal(cur.spec, want.spec) and equal(cur.status, want.status)
+      and equal(cur.metadata.annotations, want.metadata.annotations) then
+    return cur.metadata.uid
+  end
+  local md = want.metadata
+  md.uid = cur and cur.metadata.uid or self:_next_uid()
+  md.creationTimestamp = cur and cur.metadata.creationTimestamp
+    or self.clock:timestamp()
+  md.generation = cur and ((cur.metadata.generation or 1)
+    + (equal(cur.spec, want.spec) and 0 or 1)) or 1
+  want.status.observedGeneration = md.generation
+  self:_seed_owner(info, want)
+  self:_put(info, want)
+  local limit = validate.get(d, "spec", "revisionHistoryLimit")
+  limit = type(limit) == "number" and limit or 10
+  table.sort(old, function(a, b) return revision(a) < revision(b) end)
+  for i = 1, #old - limit do self:_remove(info, old[i]) end
+  return md.uid
 end
 
 -- Does the fixture have Pods of this workload (its owner's, or matching
@@ -520,7 +576,9 @@ function Cluster:_sync_pods(w)
   end
   local info = kinds.builtin.Pod
   local want = {}
-  for _, p in ipairs(ctl.pods(w, self:_nodes(), self.this_node_name)) do
+  local rs_uid = w.kind == "Deployment" and self:_sync_replicasets(w) or nil
+  for _, p in ipairs(ctl.pods(w, self:_nodes(), self.this_node_name,
+                              rs_uid)) do
     want[p.metadata.name] = p
   end
   local bucket = self:_bucket(info)
@@ -544,12 +602,19 @@ function Cluster:_sync_pods(w)
   end
 end
 
--- Remove the Pods of a deleted workload (the garbage collector, at once).
+-- Remove the Pods (and a Deployment's ReplicaSets) of a deleted workload
+-- (the garbage collector, at once).
 function Cluster:_drop_pods(w)
   if not ctl.POD_OWNERS[w.kind] then return end
   local info = kinds.builtin.Pod
   for _, p in pairs(self:_bucket(info)) do
     if owned_by(p, w) then self:_remove(info, p) end
+  end
+  if w.kind == "Deployment" then
+    info = kinds.builtin.ReplicaSet
+    for _, rs in pairs(self:_bucket(info)) do
+      if owned_by(rs, w) then self:_remove(info, rs) end
+    end
   end
 end
 

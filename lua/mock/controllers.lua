@@ -21,10 +21,14 @@ local function fnv(s)
   return h
 end
 
----A pod-template hash like the controllers' ("6d8f9c7b5"). Cheap and
----approximate: it follows the containers' names and images, which is
----what upgrades change (hashing the whole template cost half the time
----of building a cluster).
+local SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"   -- apimachinery's rand
+
+---A pod-template hash like the controllers' ("7c5ddbdf54": FNV-32a, its
+---decimal digits mapped by apimachinery's rand.SafeEncodeString, as
+---kubernetes/kubernetes@v1.32.3 pkg/controller/controller_utils.go
+---ComputeHash). Cheap and approximate: it follows the containers' names
+---and images, which is what upgrades change (hashing the whole template
+---cost half the time of building a cluster).
 ---@param obj table
 ---@return string
 function M.template_hash(obj)
@@ -35,7 +39,10 @@ function M.template_hash(obj)
       parts[i] = tostring(c.name) .. "=" .. tostring(c.image)
     end
   end
-  return string.format("%x", fnv(table.concat(parts, ",")))
+  return (tostring(fnv(table.concat(parts, ","))):gsub("%d", function(d)
+    local n = d:byte() % #SUFFIX_CHARS + 1
+    return SUFFIX_CHARS:sub(n, n)
+  end))
 end
 
 local function cond(type_, status, reason, message, ts)
@@ -221,8 +228,6 @@ function M.DaemonSet(obj, _, stalled, nodes)
     numberUnavailable = nz(n - ready) }
 end
 
-local SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"   -- apimachinery's rand
-
 local function suffix(seed)
   local h, out = fnv(seed), {}
   for i = 1, 5 do
@@ -241,8 +246,9 @@ end
 ---@param obj table the workload (with its status)
 ---@param nodes table[] the Nodes
 ---@param this_node string|nil a node name for pods when there are no Nodes
+---@param rs_uid? string a Deployment's ReplicaSet's uid, for its Pods
 ---@return table[] pods
-function M.pods(obj, nodes, this_node)
+function M.pods(obj, nodes, this_node, rs_uid)
   local md = obj.metadata
   local tmpl = get(obj, "spec", "template") or {}
   local labels = tables.copy(get(tmpl, "metadata", "labels") or {})
@@ -274,7 +280,7 @@ function M.pods(obj, nodes, this_node)
     if obj.kind == "Deployment" then
       labels["pod-template-hash"] = hash
       owner = { apiVersion = "apps/v1", kind = "ReplicaSet", name = rs,
-                controller = true, blockOwnerDeletion = true }
+                uid = rs_uid, controller = true, blockOwnerDeletion = true }
     elseif obj.kind == "StatefulSet" then
       labels["controller-revision-hash"] = rs
     end
@@ -301,6 +307,52 @@ function M.pods(obj, nodes, this_node)
                          status = ready and "True" or "False" } } } }
   end
   return out
+end
+
+M.REVISION = "deployment.kubernetes.io/revision"
+
+---A Deployment's ReplicaSet for its current template, as the Deployment
+---controller keeps it (kubernetes/kubernetes@v1.32.3
+---pkg/controller/deployment/sync.go getNewReplicaSet: named
+---`<name>-<pod-template-hash>`, the hash in its labels, selector and
+---template, the revision annotations, owned by the Deployment), its
+---status following the Deployment's. A plain table, not stored.
+---@param d table the Deployment (with its status)
+---@param revision integer
+---@return table replicaset
+function M.replicaset(d, revision)
+  local md, spec = d.metadata, d.spec or {}
+  local hash, r = M.template_hash(d), replicas(d)
+  -- shallow copies down to what changes (stored objects are never
+  -- changed in place, so the rest is shared with the Deployment)
+  local shallow = tables.shallow
+  local tmpl = shallow(type(spec.template) == "table" and spec.template or {})
+  tmpl.metadata = shallow(type(tmpl.metadata) == "table" and tmpl.metadata
+                          or {})
+  tmpl.metadata.labels = shallow(type(tmpl.metadata.labels) == "table"
+                                 and tmpl.metadata.labels or {})
+  tmpl.metadata.labels["pod-template-hash"] = hash
+  local sel = shallow(type(spec.selector) == "table" and spec.selector or {})
+  sel.matchLabels = shallow(type(sel.matchLabels) == "table"
+                            and sel.matchLabels or {})
+  sel.matchLabels["pod-template-hash"] = hash
+  local st = type(d.status) == "table" and d.status or {}
+  local ready = math.min(st.availableReplicas or 0, r)
+  return { apiVersion = "apps/v1", kind = "ReplicaSet", metadata = {
+      name = md.name .. "-" .. hash, namespace = md.namespace,
+      labels = shallow(tmpl.metadata.labels),
+      annotations = { [M.REVISION] = tostring(revision),
+        ["deployment.kubernetes.io/desired-replicas"] = tostring(r),
+        ["deployment.kubernetes.io/max-replicas"] =
+          tostring(r + (r > 0 and 1 or 0)) },
+      ownerReferences = { { apiVersion = "apps/v1", kind = "Deployment",
+        name = md.name, uid = md.uid, controller = true,
+        blockOwnerDeletion = true } } },
+    spec = { replicas = r, minReadySeconds = spec.minReadySeconds,
+             selector = sel, template = tmpl },
+    status = { observedGeneration = 1, replicas = r,
+      fullyLabeledReplicas = nz(r), readyReplicas = nz(ready),
+      availableReplicas = nz(ready) } }
 end
 
 ---Kinds whose controllers make Pods.

@@ -1115,6 +1115,62 @@ case("workloads have Pods; check_status pod/<name> sees them", function(w)
   t.eq(enabled.check(w.backend, "pod/web"), false)
 end)
 
+-- The Deployment controller (pkg/controller/deployment/sync.go,
+-- getNewReplicaSet and scale) keeps one ReplicaSet per template it ran,
+-- <name>-<pod-template-hash>, with the revision annotation: the new one
+-- gets the replicas and the next revision, the old ones are scaled to 0
+-- and kept (revisionHistoryLimit, default 10); its Pods are the new
+-- ReplicaSet's (ownerReferences with its uid). The garbage collector
+-- deletes a deleted Deployment's ReplicaSets.
+case("a Deployment's ReplicaSets: the current one has the pods, older ones 0",
+  function(w)
+    local function rs_of(name)
+      local out = {}
+      for _, rs in ipairs(w.list("apps/v1/ReplicaSet")) do
+        local o = rs.metadata.ownerReferences or {}
+        if o[1] and o[1].kind == "Deployment" and o[1].name == name then
+          out[rs.metadata.labels["pod-template-hash"]] = rs
+        end
+      end
+      return out
+    end
+    local d = deployment("fid-rs", { app = "fid-rs" }, { replicas = 2 })
+    w.apply(d, "uphook")
+    local dep = w.settled("Deployment", "fid-rs", NS)
+    local ps = pods_of(w, "fid-rs-")
+    local h1 = ps[1].metadata.labels["pod-template-hash"]
+    local rs1 = rs_of("fid-rs")[h1]
+    t.ok(rs1, "the ReplicaSet fid-rs-<pod-template-hash> is stored")
+    t.eq(rs1.metadata.name, "fid-rs-" .. h1)
+    t.eq(rs1.metadata.ownerReferences[1].uid, dep.metadata.uid)
+    t.eq(rs1.metadata.annotations["deployment.kubernetes.io/revision"], "1")
+    t.eq(rs1.spec.replicas, 2)
+    t.eq(rs1.spec.selector.matchLabels, { app = "fid-rs",
+                                          ["pod-template-hash"] = h1 })
+    t.eq(rs1.status.readyReplicas, 2)
+    t.eq(ps[1].metadata.ownerReferences[1].uid, rs1.metadata.uid)
+    -- a new image: a new ReplicaSet, revision 2; the old one at 0
+    d.spec.template.spec.containers[1].image = "img:2"
+    w.apply(d, "uphook")
+    w.settled("Deployment", "fid-rs", NS)
+    local all = rs_of("fid-rs")
+    local n, new = 0, nil
+    for h, rs in pairs(all) do
+      n = n + 1
+      if h ~= h1 then new = rs end
+    end
+    t.eq(n, 2)
+    t.eq(all[h1].spec.replicas, 0)
+    t.eq(new.spec.replicas, 2)
+    t.eq(new.metadata.annotations["deployment.kubernetes.io/revision"], "2")
+    ps = pods_of(w, "fid-rs-")
+    t.eq(#ps, 2)
+    t.eq(ps[1].metadata.ownerReferences[1].name, new.metadata.name)
+    -- deleted, it takes them along
+    w.delete("Deployment", "fid-rs", NS)
+    t.eq(next(rs_of("fid-rs")), nil)
+  end)
+
 -- A fixture made with `kubectl get -o yaml` lists the Pods that run: they
 -- are the workload's (its controller adopts them by its selector), and no
 -- others are made; a workload the fixture lists no Pods of gets its own.
