@@ -494,6 +494,91 @@ case("a PersistentVolume's volume source is immutable", function(w)
   w.delete("PersistentVolume", "fidelity-pv")
 end)
 
+-- apps ValidateStatefulSetUpdate (kubernetes/kubernetes@v1.32.3
+-- pkg/apis/apps/validation/validation.go): the spec may change only in
+-- the fields it names, one Forbidden on spec for any other.
+case("a StatefulSet's spec: only replicas, template, updateStrategy... change",
+  function(w)
+    local function sts(extra)
+      local o = { apiVersion = "apps/v1", kind = "StatefulSet",
+        metadata = { name = "fid-sts", namespace = NS },
+        spec = { serviceName = "fid-sts", replicas = 1,
+          selector = { matchLabels = { app = "fid-sts" } },
+          template = { metadata = { labels = { app = "fid-sts" } },
+            spec = { containers = { { name = "c", image = "img:1" } } } } } }
+      for k, v in pairs(extra or {}) do o.spec[k] = v end
+      return o
+    end
+    w.apply(sts(), "uphook")
+    local o = w.apply(sts { replicas = 2, minReadySeconds = 5 }, "uphook")
+    t.eq(o.spec.replicas, 2)
+    refused(w, sts { replicas = 2, minReadySeconds = 5,
+      serviceName = "other" }, 'StatefulSet.apps "fid-sts" is invalid: '
+      .. "spec: Forbidden: updates to statefulset spec for fields other "
+      .. "than 'replicas', 'ordinals', 'template', 'updateStrategy', "
+      .. "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are "
+      .. "forbidden")
+    w.delete("StatefulSet", "fid-sts", NS)
+  end)
+
+-- storage ValidateStorageClassUpdate (kubernetes/kubernetes@v1.32.3
+-- pkg/apis/storage/validation/validation.go): parameters, provisioner
+-- and reclaimPolicy Forbidden ("updates to ... are forbidden."),
+-- volumeBindingMode ValidateImmutableField; allowVolumeExpansion may
+-- change.
+case("a StorageClass: parameters, provisioner, reclaimPolicy, binding mode fixed",
+  function(w)
+    local function sc(extra)
+      local o = { apiVersion = "storage.k8s.io/v1", kind = "StorageClass",
+        metadata = { name = "fid-sc" }, provisioner = "fidelity.example.com",
+        parameters = { tier = "a" }, reclaimPolicy = "Delete",
+        volumeBindingMode = "Immediate" }
+      for k, v in pairs(extra or {}) do o[k] = v end
+      return o
+    end
+    w.apply(sc(), "uphook")
+    t.eq(w.apply(sc { allowVolumeExpansion = true }, "uphook")
+           .allowVolumeExpansion, true)
+    refused(w, sc { allowVolumeExpansion = true, parameters = { tier = "b" } },
+      'StorageClass.storage.k8s.io "fid-sc" is invalid: parameters: '
+      .. "Forbidden: updates to parameters are forbidden.")
+    refused(w, sc { allowVolumeExpansion = true,
+      provisioner = "other.example.com" }, 'StorageClass.storage.k8s.io '
+      .. '"fid-sc" is invalid: provisioner: Forbidden: updates to '
+      .. "provisioner are forbidden.")
+    refused(w, sc { allowVolumeExpansion = true, reclaimPolicy = "Retain" },
+      'StorageClass.storage.k8s.io "fid-sc" is invalid: reclaimPolicy: '
+      .. "Forbidden: updates to reclaimPolicy are forbidden.")
+    refused(w, sc { allowVolumeExpansion = true,
+      volumeBindingMode = "WaitForFirstConsumer" }, 'StorageClass.storage.'
+      .. 'k8s.io "fid-sc" is invalid: volumeBindingMode: Invalid value: '
+      .. '"WaitForFirstConsumer": field is immutable')
+    w.delete("StorageClass", "fid-sc")
+  end)
+
+-- apiextensions ValidateCustomResourceDefinitionUpdate
+-- (kubernetes/apiextensions-apiserver@0350e46e pkg/apis/apiextensions/
+-- validation/validation.go): spec.scope is ValidateImmutableField (so is
+-- spec.group, which also names the CRD).
+case("a CRD's scope is immutable", function(w)
+  local crd = { apiVersion = "apiextensions.k8s.io/v1",
+    kind = "CustomResourceDefinition",
+    metadata = { name = "gadgets.fidelity.example.com" },
+    spec = { group = "fidelity.example.com", scope = "Namespaced",
+      names = { plural = "gadgets", singular = "gadget", kind = "Gadget",
+                listKind = "GadgetList" },
+      versions = { { name = "v1", served = true, storage = true,
+        schema = { openAPIV3Schema = { type = "object",
+          ["x-kubernetes-preserve-unknown-fields"] = true } } } } } }
+  w.apply(crd, "uphook")
+  w.wait_established("gadgets.fidelity.example.com")
+  crd.spec.scope = "Cluster"
+  refused(w, crd, 'CustomResourceDefinition.apiextensions.k8s.io '
+    .. '"gadgets.fidelity.example.com" is invalid: spec.scope: Invalid '
+    .. 'value: "Cluster": field is immutable')
+  w.delete("CustomResourceDefinition", "gadgets.fidelity.example.com")
+end)
+
 -- core ValidatePersistentVolumeClaimUpdate (kubernetes/kubernetes@v1.32.3
 -- pkg/apis/core/validation/validation.go): "spec is immutable after
 -- creation except resources.requests and volumeAttributesClassName for
@@ -692,6 +777,22 @@ case("a Service turned ExternalName drops its cluster IP, and back",
     t.eq(o.spec.externalName, nil)
     t.match(o.spec.clusterIP, "^%d+%.%d+%.%d+%.%d+$")
   end)
+
+-- core ValidateServiceUpdate -> validateServiceClusterIPsRelatedFields
+-- (kubernetes/kubernetes@v1.32.3 pkg/apis/core/validation/validation.go):
+-- a cluster IP, once set, "may not change once set"; left out of a
+-- request, the allocated one is kept.
+case("a Service's clusterIP may not change once set", function(w)
+  local o = w.apply(service("fid-ip", { clusterIP = "10.152.183.200" }),
+                    "uphook")
+  t.eq(o.spec.clusterIP, "10.152.183.200")
+  refused(w, service("fid-ip", { clusterIP = "10.152.183.201" }),
+    'Service "fid-ip" is invalid: spec.clusterIPs[0]: Invalid value: '
+    .. '[]string{"10.152.183.201"}: may not change once set')
+  o = w.apply(service("fid-ip", {}), "uphook")
+  t.eq(o.spec.clusterIP, "10.152.183.200")
+  w.delete("Service", "fid-ip", NS)
+end)
 
 -- core ValidateService, its ExternalName case (kubernetes/kubernetes@
 -- v1.32.3 pkg/apis/core/validation/validation.go): externalName is
