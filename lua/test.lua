@@ -1143,6 +1143,15 @@ function M.main(o, c)
     out = function(s) io.stdout:write(s) end,
   })
   cleanup()
+  -- a run that tested nothing says so (a wrong folder or filter would
+  -- otherwise read as a pass)
+  if #files == 0 then
+    io.stderr:write("uphook test: no *_test.lua file under ",
+      table.concat(paths, " "), "\n")
+  elseif np + nf + ns == 0 and o.filter then
+    io.stderr:write(string.format("uphook test: no test name contains %q "
+      .. "(--filter)\n", o.filter))
+  end
   if o.junit then write_junit(o.junit, results, np, nf, ns) end
   io.stdout:write(string.format("%d passed, %d failed%s\n", np, nf,
     ns > 0 and (", " .. ns .. " skipped") or ""))

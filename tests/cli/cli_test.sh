@@ -187,6 +187,15 @@ RC=0; (cd "$TMP/lintrepo" && "$UPHOOK" lint >"$OUT" 2>&1) || RC=$?
 expect "uphook lint without a path lints ." 0 "^./mod/upgrade.lua: ok \(2.0.0" \
   "^1 hook checked, 0 problems"
 
+# a run that tests nothing says so: a wrong folder or --filter is no pass
+mkdir -p "$TMP/notests"
+RC=0; (cd "$TMP/notests" && "$UPHOOK" test >"$OUT" 2>&1) || RC=$?
+expect "uphook test where there is no test file says so" 0 \
+  "^uphook test: no \*_test.lua file under \.$" "^0 passed, 0 failed$"
+run "$UPHOOK" test --filter "no such case" "$TMP/par"
+expect "uphook test --filter that matches nothing says so" 0 \
+  '^uphook test: no test name contains "no such case" \(--filter\)$'
+
 # an addon repository's test file runs confined, as its hooks: no io, no
 # os, unless the user (never the repository) sets UPHOOK_TEST_UNCONFINED=1
 mkdir -p "$TMP/confrepo/addons/x"
