@@ -853,7 +853,10 @@ local function test_requests(session)
       return #session.envs
     elseif name == "__test.call" then
       local env, method = session.envs[a[1]], a[2]
-      if not env then error("no such environment", 0) end
+      if not env then
+        error("this environment is gone: an environment lives for the case "
+          .. "that made it (call t.env inside t.case's function)", 0)
+      end
       if method == "clear_fault" then
         local f = session.faults[a[3]]
         if f then f:clear() end
@@ -1017,7 +1020,8 @@ function M.run(files, opts)
     end
     if not list then
       nf = nf + 1
-      out(string.format("FAIL %s (loading)\n    %s\n", path, tostring(lerr)))
+      out(string.format("FAIL %s (loading)\n    %s\n", path,
+        short_trace(tostring(lerr))))
       results[#results + 1] = { file = path, name = "(load)", ok = false,
                                 err = tostring(lerr), time = 0 }
     end

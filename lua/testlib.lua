@@ -10,12 +10,13 @@ local tables = require "uphook.tables"
 local M = {}
 
 local cases = {}        -- the cases of the file being loaded
+local names = {}        -- their names (a set)
 
 ---Take the cases registered since the last call (the runner's).
 ---@return table cases  {name, fn|skip}... and `serial`
 function M.take_cases()
   local got = cases
-  cases = {}
+  cases, names = {}, {}
   return got
 end
 
@@ -71,6 +72,10 @@ function M.case(name, fn)
     error("t.case: name must be a string", 2)
   end
   if type(fn) ~= "function" then error("t.case: fn must be a function", 2) end
+  if names[name] then             -- the report and --filter go by name
+    error(string.format("t.case: a case named %q exists already", name), 2)
+  end
+  names[name] = true
   cases[#cases + 1] = { name = name, fn = fn }
 end
 

@@ -409,3 +409,20 @@ t.case("a confined test's faults clear, one or all", function()
     .. 'end)\n')
   t.eq({ np, nf }, { 2, 0 }, out)
 end)
+
+t.case("a confined file: two cases of one name, a load error, an env made "
+  .. "outside its case", function()
+  local np, nf, out = confined('local t = require "uphook.test"\n'
+    .. 't.case("same", function() end)\n'
+    .. 't.case("same", function() end)\n')
+  t.eq({ np, nf }, { 0, 1 })
+  t.match(out, 'x_test%.lua:3: t%.case: a case named "same" exists already')
+  t.ok(not out:find("lua/testchild.lua", 1, true), "no harness frames: " .. out)
+  np, nf, out = confined('local t = require "uphook.test"\n'
+    .. 'local e = t.env { addon = "' .. os.getenv("PWD")
+    .. '/tests/lua/addons/hello" }\n'
+    .. 't.case("x", function() e:upgrade {} end)\n')
+  t.eq({ np, nf }, { 0, 1 })
+  t.match(out, "x_test%.lua:3: env:upgrade: this environment is gone: an "
+    .. "environment lives for the case that made it")
+end)

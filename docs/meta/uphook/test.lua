@@ -18,7 +18,8 @@
 ---@class uphook.test
 local t = {}
 
----Register a test case.
+---Register a test case. A name a case of the file already has is an
+---error naming it.
 ---@param name string shown in the output and matched by `--filter`
 ---@param fn fun()
 function t.case(name, fn) end
