@@ -262,6 +262,31 @@ local ENV_KEYS = { addon = "string", name = "string", cluster = "string",
   memory_limit = "number", state_quota = "number", nodes = "table",
   resolv_conf = "table" }
 
+--- The roots t.env{files = ...} may seed.
+local FILE_ROOTS = { args = true, bin = true, state = true }
+
+-- The state t.env{state=} and env:seed_state seed: its keys (a typo such
+-- as `verison` would seed no version, and detect would run instead).
+local function check_state(what, st, level)
+  if type(st) ~= "table" then
+    error(what .. " must be a table {version=, params=, ...}", level)
+  end
+  check_keys(what, st, { version = true, params = true, history = true,
+    permissions = true }, level - 1)
+end
+
+-- Args files by service: each a file's text, or false for none.
+local function check_args(what, args, level)
+  if type(args) ~= "table" then error(what .. " must be a table", level) end
+  for svc, text in pairs(args) do
+    if type(svc) ~= "string" or (type(text) ~= "string" and text ~= false)
+    then
+      error(string.format("%s[%s] must be the file's text or false, got "
+        .. "a %s", what, repr(svc), type(text)), level)
+    end
+  end
+end
+
 --- The keys of a t.env{nodes = {...}} entry, and its agent faults.
 local NODE_KEYS = { name = true, args = true, address = true, ready = true,
   agent = true }
@@ -280,6 +305,7 @@ local function add_nodes(env, list)
       error("t.env: nodes[" .. i .. "] must be a name or {name = ...}", 3)
     end
     check_keys("t.env: nodes[" .. i .. "]", n, NODE_KEYS, 3)
+    if n.args ~= nil then check_args("t.env: nodes[" .. i .. "].args", n.args, 4) end
     if n.agent ~= nil and not AGENT_FAULTS[n.agent]
        and not tostring(n.agent):match("^error") then
       error("t.env: nodes[" .. i .. "].agent must be \"unreachable\", "
@@ -342,6 +368,8 @@ function M.env(o)
     error("t.env: addon (the addon folder) is required", 2)
   end
   check_keys("t.env", o, ENV_KEYS, 2)
+  if o.state ~= nil then check_state("t.env: state", o.state, 3) end
+  if o.args ~= nil then check_args("t.env: args", o.args, 3) end
   for k, want in pairs(ENV_KEYS) do
     if o[k] ~= nil and type(o[k]) ~= want then
       error(string.format("t.env: %s must be a %s, got a %s%s", k, want,
@@ -394,11 +422,22 @@ function M.env(o)
   env.cache_dir = tmp .. "/cache"
   node_world(env, o, tmp, node_files, node_faults)
   for path, text in pairs(o.files or {}) do
-    local root, rel = path:match("^(%a+):(.+)$")
+    local root, rel = tostring(path):match("^(%a+):(.+)$")
+    if not FILE_ROOTS[root] or type(text) ~= "string" then
+      error(string.format('t.env: files: "%s" must be args:, bin: or '
+        .. "state:<path> = <content>", tostring(path)), 2)
+    end
     assert(C.fs.write(env.roots[root], rel, text))
   end
   local dl = {}
   for url, d in pairs(o.downloads or {}) do
+    if type(d) == "table" then
+      check_keys("t.env: downloads[" .. tostring(url) .. "]", d,
+        { file = true, body = true, status = true }, 2)
+    elseif type(d) ~= "string" then
+      error("t.env: downloads[" .. tostring(url) .. "] must be a fixture "
+        .. "path or {file=, body=, status=}", 2)
+    end
     if type(d) == "string" then d = { file = resolve(d) }
     elseif d.file then d = { file = resolve(d.file), status = d.status }
     end
@@ -413,6 +452,7 @@ end
 ---@param st {version: string, params?: table, history?: table,
 ---  permissions?: string[]}
 function Env:seed_state(st)
+  check_state("env:seed_state", st, 3)
   local data = { version = st.version }
   if st.params then data.params = C.yaml.encode(st.params) end
   if st.history then data.history = C.yaml.encode(st.history) end
@@ -552,7 +592,12 @@ end
 ---@param kind string
 ---@param opts table|nil {namespace=, labels=}
 ---@return table[]
-function Env:list(kind, opts) return self.backend:list(kind, opts or {}) end
+function Env:list(kind, opts)
+  if opts ~= nil then
+    check_keys("env:list: opts", opts, { namespace = true, labels = true }, 2)
+  end
+  return self.backend:list(kind, opts or {})
+end
 ---Make a rollout never finish (on the mock clock).
 ---@param kind string
 ---@param name string

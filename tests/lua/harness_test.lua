@@ -291,6 +291,46 @@ t.case("env:calls of a name that is no primitive, env:upgrade of a string: "
     .. "a string")
 end)
 
+t.case("t.env's state, args, files, downloads and env:list's opts: a typo "
+  .. "is an error naming it", function()
+  local function env(extra)
+    local o = { addon = "addons/hello", cluster = "fixtures_hello.yaml" }
+    for k, v in pairs(extra) do o[k] = v end
+    return t.env(o)
+  end
+  -- `verison` seeded no version: detect ran, and a test of saved state
+  -- tested nothing
+  t.err(function() env { state = { verison = "1.1.0" } } end,
+    't.env: state: unknown key "verison" %(known: history, params,')
+  t.err(function() hello():seed_state { verison = "1.1.0" } end,
+    'env:seed_state: unknown key "verison"')
+  t.err(function() env { args = { kubelet = 3 } } end,
+    't.env: args%["kubelet"%] must be the file\'s text or false, got a number')
+  t.err(function() env { nodes = { { name = "n2", args = { kubelet = 3 } } } }
+  end, 't.env: nodes%[1%]%.args%["kubelet"%] must be')
+  -- addon: is the addon's own folder, which a test must not write (a copy
+  -- here, so that a regression cannot damage the real one)
+  local sys = require "uphook.c.sys"
+  local dir = assert(sys.mkdtemp())
+  local hook = assert(sys.read("tests/lua/addons/hello/upgrade.lua"))
+  assert(sys.write(dir .. "/upgrade.lua", hook))
+  for _, bad in ipairs { "helm", "addon:upgrade.lua" } do
+    local ok, e = pcall(t.env, { addon = dir, files = { [bad] = "x" } })
+    t.eq(ok, false, bad)
+    t.match(e, 't.env: files: "' .. bad:gsub("%.", "%%.")
+      .. '" must be args:, bin: or state:')
+  end
+  local after = sys.read(dir .. "/upgrade.lua")
+  sys.rmtree(dir)
+  t.eq(after, hook, "the addon's folder is untouched")
+  t.err(function()
+    env { downloads = { ["https://example.com/x"] = { bdy = "x" } } }
+  end, 't.env: downloads%[https://example.com/x%]: unknown key "bdy"')
+  t.err(function() hello():list("ConfigMap", { namespce = "default" }) end,
+    'env:list: opts: unknown key "namespce" %(known: labels, namespace%)')
+  t.eq(#hello():list("ConfigMap", { namespace = "default" }), 1)
+end)
+
 --- *_test.lua files run confined (docs/security.md, "Test files") --------
 
 -- Run one test file's text the way `uphook test` does: in a confined child.

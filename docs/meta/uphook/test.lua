@@ -85,7 +85,7 @@ function t.deep_equal(a, b) end
 ---@field args? table<string, string|false> this node's args files by service name (`{kubelet = "--cluster-dns=...\n"}`): each replaces MicroK8s's default file for that service, which every node starts with; `false`: no such file
 ---@field nodes? (string|uphook.test.Node)[] more nodes of the cluster (Nodes of `cluster` are nodes too): a name, or a table naming the node with its own args files and faults
 ---@field resolv_conf? table<string, string> this node's `/etc/resolv.conf` and `/run/systemd/resolve/resolv.conf`, as `nodes.resolv_conf()` reads them (default: neither exists)
----@field files? table<string, string> other files by `root:path` (`{["bin:helm"] = "..."}`)
+---@field files? table<string, string> other files by `root:path`, root `args`, `bin` or `state` (`{["bin:helm"] = "..."}`)
 ---@field downloads? table<string, uphook.test.Download> what each URL serves
 ---@field hostname? string the node uphook runs on (default: the first Node of `cluster`)
 ---@field timeout? number `--timeout` of each run (default 60; mock-clock seconds)
@@ -187,7 +187,8 @@ function Env:patch(kind, name, namespace, patch, opts) end
 ---@return boolean
 function Env:delete(kind, name, namespace) end
 
----Objects of a kind in the mock cluster.
+---Objects of a kind in the mock cluster (an unknown key of `opts` is an
+---error naming it).
 ---@param kind string
 ---@param opts? uphook.ListOpts
 ---@return uphook.Object[]
@@ -281,8 +282,9 @@ function Env:unstall(kind, name, namespace) end
 ---@return table<string, uphook.Object>
 function Env:snapshot(opts) end
 
----A fresh mock world for one hook run. An unknown key (of `o` or of a
----`nodes` entry), or a value of the wrong type, is an error naming it.
+---A fresh mock world for one hook run. An unknown key (of `o`, `state`,
+---a `nodes` entry or a download), or a value of the wrong type, is an
+---error naming it.
 ---@param o uphook.test.EnvOpts
 ---@return uphook.test.Env
 function t.env(o) end
