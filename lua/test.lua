@@ -448,6 +448,21 @@ function M.env(o)
   return env
 end
 
+-- Is `node` one of this env's nodes? Raises naming it and them (a fault
+-- on a node the cluster does not have would never fire).
+local function check_node(env, what, node, level)
+  local names = {}
+  for _, n in ipairs(env.backend:list("v1/Node")) do
+    if n.metadata.name == node then return end
+    names[#names + 1] = n.metadata.name
+  end
+  if node == env.hostname then return end
+  table.sort(names)
+  error(string.format('%s: node "%s" is not a node of this env (nodes: %s)',
+    what, tostring(node), #names > 0 and table.concat(names, ", ")
+    or env.hostname), level)
+end
+
 ---Seed uphook's state ConfigMap (t.env's `state`).
 ---@param st {version: string, params?: table, history?: table,
 ---  permissions?: string[]}
@@ -629,6 +644,7 @@ end
 ---@param path string root:relative
 ---@return string|nil
 function Env:file(path, node)
+  if node ~= nil then check_node(self, "env:file", node, 3) end
   local root, rel = path:match("^(%a+):(.+)$")
   assert(root and self.roots[root], "env:file: root:path expected")
   if node and node ~= self.hostname then
@@ -642,6 +658,7 @@ end
 ---@param service string
 ---@return table<string, string|true>
 function Env:args(service, node)
+  if node ~= nil then check_node(self, "env:args", node, 3) end
   return C.argsfile.parse(self:file("args:" .. service, node) or "")
 end
 
@@ -672,20 +689,6 @@ function Env:calls(name)
   return out
 end
 
--- Is `node` one of this env's nodes? Raises naming it and them (a fault
--- on a node the cluster does not have would never fire).
-local function check_node(env, what, node, level)
-  local names = {}
-  for _, n in ipairs(env.backend:list("v1/Node")) do
-    if n.metadata.name == node then return end
-    names[#names + 1] = n.metadata.name
-  end
-  if node == env.hostname then return end
-  table.sort(names)
-  error(string.format('%s: node "%s" is not a node of this env (nodes: %s)',
-    what, tostring(node), #names > 0 and table.concat(names, ", ")
-    or env.hostname), level)
-end
 
 ---Inject a fault: {on="kube.apply", kind=, name=, namespace=, path=,
 ---error=, code=, reason=, after=n, times=1}. It fires at the (after+1)th
@@ -802,6 +805,7 @@ end
 ---@param node? string
 ---@return string[]
 function Env:restarts(node)
+  if node ~= nil then check_node(self, "env:restarts", node, 3) end
   local out = {}
   if node == nil or node == self.hostname then
     for i, r in ipairs(self.backend.restarts) do out[i] = r.service end

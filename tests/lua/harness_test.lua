@@ -181,6 +181,20 @@ t.case("env:fail: a count or node that can never match is an error", function()
   t.eq(e:fail({ on = "config.set_args", node = "node2" }).node, "node2")
 end)
 
+t.case("env:file, env:args, env:restarts of a node the env does not have: "
+  .. "an error naming it", function()
+  local e = t.env { addon = "addons/hello", cluster = "fixtures_hello.yaml",
+                    nodes = { "node2" } }
+  -- a typo read as "no such file" or "no restart": a test passing for nothing
+  t.err(function() e:file("args:kubelet", "node-2") end,
+    'env:file: node "node%-2" is not a node of this env %(nodes: node1, node2%)')
+  t.err(function() e:args("kubelet", "node-2") end, 'env:args: node "node%-2"')
+  t.err(function() e:restarts("node-2") end, 'env:restarts: node "node%-2"')
+  t.ok(e:file("args:kubelet", "node2"), "node2's kubelet args")
+  t.eq(e:restarts("node2"), {})
+  t.eq(e:args("kubelet", "node1"), e:args("kubelet"), "this node by name")
+end)
+
 t.case("t.env: a nodes entry's unknown key is an error naming it", function()
   t.err(function()
     t.env { addon = "addons/hello", cluster = "fixtures_hello.yaml",

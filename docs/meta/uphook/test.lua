@@ -204,19 +204,19 @@ function Env:seed_state(st) end
 
 ---A parsed args file of this node, or of another node.
 ---@param service string
----@param node? string a node's name (default: this node)
+---@param node? string a node's name (default: this node; a name the env has no node of is an error)
 ---@return table<string, string|true>
 function Env:args(service, node) end
 
 ---Any mock file by `root:path`; with `node`, another node's `args:` file.
 ---@param path string
----@param node? string
+---@param node? string a node's name (a name the env has no node of is an error)
 ---@return string|nil content
 function Env:file(path, node) end
 
 ---The services restarted on this node, or on another node, in order,
 ---across this env's runs (rollbacks too).
----@param node? string a node's name (default: this node)
+---@param node? string a node's name (default: this node; a name the env has no node of is an error)
 ---@return string[]
 function Env:restarts(node) end
 
