@@ -213,7 +213,16 @@ end
 ---@param opts? {args?: string[]} the upgrade's command-line arguments
 ---@return integer changes the number of changes faulted
 function M.each_fault(env_fn, opts)
+  if type(env_fn) ~= "function" then
+    fail("t.each_fault: env_fn must be a function that returns a fresh env", 2)
+  end
   opts = opts or {}
+  for k in pairs(opts) do      -- `arg =` would sweep without the arguments
+    if k ~= "args" then
+      fail(string.format('t.each_fault: unknown key "%s" (known: args)',
+        tostring(k)), 2)
+    end
+  end
   local args = opts.args or {}
   local happy = env_fn()
   local hr = happy:upgrade(args)

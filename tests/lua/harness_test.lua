@@ -37,6 +37,13 @@ t.case("t.each_fault fails when a fault is not rolled back as it must be",
       .. "exit code .*expected 4, got 0")
   end)
 
+t.case("t.each_fault: an unknown option is an error naming it", function()
+  t.err(function() t.each_fault(hello, { arg = { "--color=red" } }) end,
+    't.each_fault: unknown key "arg" %(known: args%)')
+  t.err(function() t.each_fault(hello()) end,
+    "t.each_fault: env_fn must be a function")
+end)
+
 t.case("t.each_fault fails when the upgrade itself fails", function()
   t.err(function()
     t.each_fault(hello, { args = { "--color=pink" } })

@@ -298,7 +298,7 @@ function t.env(o) end
 ---message, leaving the cluster (`env:snapshot()`), the node's files
 ---(`args:`, `bin:`, `state:`) and the state as they were.
 ---@param env_fn fun(): uphook.test.Env a fresh env each call
----@param opts? {args?: string[]} the upgrade's command-line arguments
+---@param opts? {args?: string[]} the upgrade's command-line arguments (another key is an error naming it)
 ---@return integer changes the number of changes faulted
 function t.each_fault(env_fn, opts) end
 
