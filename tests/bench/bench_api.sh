@@ -9,29 +9,11 @@ ROOT=$(pwd)
 BUILD=${BUILD:-${1:-build}}
 UPHOOK=${UPHOOK:-$ROOT/$BUILD/uphook}
 RUNS=${RUNS:-7}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench_api.XXXXXX")
-PIDS=""
-cleanup() {
-  for p in $PIDS; do kill "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+. tests/cli/fake_api.sh
+fake_tmp bench_api
 
 command -v kubectl >/dev/null || { echo "kubectl is not installed"; exit 1; }
-SRV=$TMP/srv
-mkdir -p "$SRV"
-: >"$SRV/stdout"
-python3 tests/fakes/apiserver.py --dir "$SRV" --quiet >"$SRV/stdout" 2>&1 &
-PIDS="$PIDS $!"
-i=0
-while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do
-  sleep 0.1; i=$((i + 1))
-done
-PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
-[ -n "$PORT" ] || { echo "the fake API server did not start"; exit 1; }
-KC=$SRV/kubeconfig
-
+fake_start || exit 1
 
 kc() { HOME=$TMP/home KUBECONFIG=$KC kubectl --cache-dir "$TMP/kcache" "$@"; }
 
@@ -41,7 +23,7 @@ while [ $i -le 20 ]; do
   printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm%d, namespace: default}\ndata: {n: "%d"}\n' $i $i
   i=$((i + 1))
 done >"$TMP/seed.yaml"
-curl -sS -X POST --data-binary @"$TMP/seed.yaml" "http://127.0.0.1:$PORT/_fake/seed" >/dev/null
+curl -sS -X POST --data-binary @"$TMP/seed.yaml" "$CTL/seed" >/dev/null
 cat >"$TMP/applied.yaml" <<'EOF'
 apiVersion: v1
 kind: ConfigMap
@@ -68,7 +50,7 @@ cp "$TMP/applied.yaml" "$ADDONS/addons/bench/applied.yaml"
 uphook_once() {
   SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home \
     "$UPHOOK" --kubeconfig "$KC" --addons "$ADDONS" --state-dir "$TMP/state" \
-    -q upgrade bench >"$TMP/uh.out" 2>&1 || { cat "$TMP/uh.out"; exit 1; }
+    -q --yes upgrade bench >"$TMP/uh.out" 2>&1 || { cat "$TMP/uh.out"; exit 1; }
 }
 kubectl_once() {
   i=1
@@ -100,7 +82,7 @@ median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a
 mu=$(median "$TMP/uh.times")
 mk=$(median "$TMP/kc.times")
 reset_state
-/usr/bin/time -v -o "$TMP/rss" sh -c "SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home $UPHOOK --kubeconfig $KC --addons $ADDONS --state-dir $TMP/state -q upgrade bench" >/dev/null 2>&1
+/usr/bin/time -v -o "$TMP/rss" sh -c "SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home $UPHOOK --kubeconfig $KC --addons $ADDONS --state-dir $TMP/state -q --yes upgrade bench" >/dev/null 2>&1
 rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$TMP/rss")
 /usr/bin/time -v -o "$TMP/rss2" sh -c "HOME=$TMP/home KUBECONFIG=$KC kubectl --cache-dir $TMP/kcache get configmap cm1 -n default -o json" >/dev/null 2>&1
 krss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$TMP/rss2")

@@ -15,29 +15,11 @@ BUILD=${BUILD:-${1:-build}}
 UPHOOK=${UPHOOK:-$ROOT/$BUILD/uphook}
 RUNS=${RUNS:-5}
 SIZES=${SIZES:-50 200 800}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/bench_scale.XXXXXX")
-PIDS=""
-cleanup() {
-  for p in $PIDS; do kill "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+. tests/cli/fake_api.sh
+fake_tmp bench_scale
 
 command -v kubectl >/dev/null || { echo "kubectl is not installed"; exit 1; }
-SRV=$TMP/srv
-mkdir -p "$SRV"
-: >"$SRV/stdout"
-python3 tests/fakes/apiserver.py --dir "$SRV" --quiet >"$SRV/stdout" 2>&1 &
-PIDS="$PIDS $!"
-i=0
-while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do
-  sleep 0.1; i=$((i + 1))
-done
-PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
-[ -n "$PORT" ] || { echo "the fake API server did not start"; exit 1; }
-KC=$SRV/kubeconfig
-CTL=http://127.0.0.1:$PORT/_fake
+fake_start || exit 1
 
 kc() { HOME=$TMP/home KUBECONFIG=$KC kubectl --cache-dir "$TMP/kcache" "$@"; }
 

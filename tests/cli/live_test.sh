@@ -8,14 +8,8 @@ set -u
 ROOT=$(pwd)
 BUILD=${BUILD:-${1:-build}}
 UPHOOK=${UPHOOK:-$ROOT/$BUILD/uphook}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/live_test.XXXXXX")
-PIDS=""
-cleanup() {
-  for p in $PIDS; do kill "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+. tests/cli/fake_api.sh
+fake_tmp live_test
 
 pass=0
 fail=0
@@ -27,21 +21,9 @@ notok() {
 }
 
 # ---------------------------------------------------------------- server
-SRV=$TMP/srv
-mkdir -p "$SRV"
-python3 tests/fakes/apiserver.py --dir "$SRV" --quiet --token sekrit-token \
-  --basic alice:pw-secret --rollout-delay 0.2 >"$SRV/stdout" 2>"$SRV/stderr" &
-PIDS="$PIDS $!"
-i=0
-while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do
-  sleep 0.1; i=$((i + 1))
-done
-PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
-if [ -z "$PORT" ]; then
-  echo "not ok - the fake API server did not start"; cat "$SRV/stderr"
-  echo "0 passed, 1 failed"; exit 1
+if ! fake_start --token sekrit-token --basic alice:pw-secret --rollout-delay 0.2; then
+  echo "not ok - the fake API server did not start"; echo "0 passed, 1 failed"; exit 1
 fi
-KC=$SRV/kubeconfig
 
 # ctl METHOD PATH [BODY]: the /_fake/ control API
 ctl() {
