@@ -343,6 +343,36 @@ local function recovered_line(o, c, run, begin, n)
     selfcmd.line(o, c, "upgrade", name)), at
 end
 
+--- recover itself: undo the journal's records, say so in the history,
+--- then remove the journal and the interrupted run's Lease.
+local function recover_undo(o, c, report, run, L, begin, body)
+  local ok, problems, restored = rollback.undo(run, body)
+  for _, r in ipairs(restored) do report:info(r) end
+  -- the history says so, as for the run it recovers (docs/state.md)
+  if begin.from then
+    state.note(run, { from = begin.from, to = begin.to,
+      code = ok and engine.OK or engine.STUCK,
+      result = ok and "recovered" or "recover incomplete",
+      error = not ok and ("cannot undo " .. tostring(problems[1])) or nil },
+      not ok and body or nil)
+  end
+  if not ok then
+    for _, p in ipairs(problems) do report:error("cannot undo " .. p) end
+    report:error(string.format("recovery incomplete; the journal is kept "
+      .. "at %s; when what is named above is fixed, run again: %s",
+      L.journal_path, selfcmd.line(o, c, "recover", o.addon.name)))
+    return engine.STUCK
+  end
+  rollback.remove(c.journal, c.fs, L.journal_path, body)
+  release_lease(o, c, report, L, run.backend, true, run.hostname)
+  local done, next_step, at = recovered_line(o, c, run, begin, #restored)
+  report:info(done)
+  report:info(next_step)
+  report:event({ event = "result", code = engine.OK, addon = o.addon.name,
+    undone = #restored, version = at })
+  return engine.OK
+end
+
 local function recover(o, c, report)
   local L = layout(o, c, o.addon)
   local recs, torn, version = c.journal.replay(L.journal_path)
@@ -378,7 +408,7 @@ local function recover(o, c, report)
   -- today's roots, never the journal's: every path is checked under them
   local run = R.new { addon = o.addon.name, c = c,
     backend = backend, hostname = host, roots = L.roots, report = report,
-    journal_path = L.journal_path }
+    journal_path = L.journal_path, clock_wall = c.sys.wall }
   if torn then report:log("warn", "the journal's last record was torn "
     .. "(the crash came while writing it); it is ignored") end
   local body = {}
@@ -386,23 +416,7 @@ local function recover(o, c, report)
   if o.dry_run then
     return recover_preview(o, c, report, run, begin, body, L)
   end
-  local ok, problems, restored = rollback.undo(run, body)
-  for _, r in ipairs(restored) do report:info(r) end
-  if not ok then
-    for _, p in ipairs(problems) do report:error("cannot undo " .. p) end
-    report:error(string.format("recovery incomplete; the journal is kept "
-      .. "at %s; when what is named above is fixed, run again: %s",
-      L.journal_path, selfcmd.line(o, c, "recover", o.addon.name)))
-    return engine.STUCK
-  end
-  rollback.remove(c.journal, c.fs, L.journal_path, body)
-  release_lease(o, c, report, L, run.backend, true, host)
-  local done, next_step, at = recovered_line(o, c, run, begin, #restored)
-  report:info(done)
-  report:info(next_step)
-  report:event({ event = "result", code = engine.OK, addon = o.addon.name,
-    undone = #restored, version = at })
-  return engine.OK
+  return recover_undo(o, c, report, run, L, begin, body)
 end
 
 local COMMANDS = {

@@ -62,6 +62,7 @@ function M.ask(run, first, confirm, stop, code)
   if not lines then return end
   local ok, why = confirm(lines, what)
   if ok then return end
+  run.refused = true
   stop(code, string.format("not upgraded: %s need%s your yes (%s); nothing "
     .. "was changed", what, first and "s" or "", why or "refused"))
 end

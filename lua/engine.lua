@@ -178,10 +178,11 @@ local function check_base(run, base, given, saved)
   end
   local k, p = first_problem(value_problems(run, used))
   if k then
+    -- a record of failed runs only has no params: they were detected
+    local whose = saved and saved.params and ("saved (ConfigMap "
+      .. "kube-system/uphook-" .. run.addon .. ")") or "detected"
     stop(M.EARLY, string.format("the %s parameter %s=%q %s; give --%s "
-      .. "VALUE, or --reset-params", saved and ("saved (ConfigMap "
-      .. "kube-system/uphook-" .. run.addon .. ")") or "detected", k,
-      tostring(used[k]), p, k))
+      .. "VALUE, or --reset-params", whose, k, tostring(used[k]), p, k))
   end
 end
 
@@ -498,15 +499,11 @@ function M.run(o)
   else
     code = fail(run, code)
     -- the state's history says so too (not under uphook test: its
-    -- snapshots compare a rolled-back cluster with the one before)
-    if o.record_failures and not run.plan and run.from
-        and (code == M.FAILED or code == M.EARLY) then
-      local okr, e = pcall(state.record_failure, run, code)
-      if not okr then
-        run.report:log("warn", "could not record the failed run in the "
-          .. "ConfigMap kube-system/uphook-" .. run.addon .. ": "
-          .. errors.message(e))
-      end
+    -- snapshots compare a rolled-back cluster with the one before; not a
+    -- consent refused: that promises nothing was changed)
+    if o.record_failures and not run.plan and run.from and not run.refused
+        and (code == M.FAILED or code == M.EARLY or code == M.STUCK) then
+      state.record_failure(run, code)
     end
   end
   if run.child then

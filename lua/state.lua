@@ -1,21 +1,24 @@
 --- uphook.state: addon state (docs/contract.md §7).
 ---
 --- State is the ConfigMap uphook-<addon> in kube-system (data: version,
---- params as YAML, history as YAML: the last 10 upgrades, permissions as
+--- params as YAML, history as YAML: the last 10 runs (upgrades, failed
+--- runs, recoveries), permissions as
 --- YAML: those of the last successful upgrade, lua/consent.lua). It goes
 --- through the backend, so the mock keeps it exactly as a live cluster
 --- does. The lock, the Lease of the same name, is lua/lease.lua's.
 local rollback = require "uphook.rollback"
 local lease = require "uphook.lease"
 local consent = require "uphook.consent"
+local errors = require "uphook.errors"
 
 local M = {}
 
 local NS = lease.NAMESPACE
 local cm_name = lease.name
 
----@return {version:string, params:table, history:table,
----  permissions:string[]|nil}|nil
+---@return {version:string|nil, params:table|nil, history:table,
+---  permissions:string[]|nil}|nil version, params and permissions are nil
+---  in a record of failed runs only (no upgrade succeeded yet)
 ---@param run uphook.Run
 function M.read(run)
   local cm = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
@@ -38,9 +41,14 @@ function M.read(run)
       if type(p) ~= "string" then perms = nil; break end
     end
   end
-  return { version = d.version ~= "" and d.version or nil,
-           params = yaml_of(d.params, "params"),
-           history = yaml_of(d.history, "history"), permissions = perms }
+  local version = d.version ~= "" and d.version or nil
+  -- a ConfigMap without a version holds only the history of failed runs
+  -- (a failed first upgrade, record below): detect still tells the
+  -- version and the parameters, and the next upgrade is a first one
+  return { version = version,
+           params = version and yaml_of(d.params, "params") or nil,
+           history = yaml_of(d.history, "history"),
+           permissions = version and perms or nil }
 end
 
 local function now_iso(run)
@@ -50,26 +58,48 @@ end
 
 local HISTORY = 10      -- entries kept, oldest dropped first
 
----Record a failed run in the history, after its rollback (not journaled:
----the run is over): its time, versions, exit code and the error's first
----line. Only an addon with state has a history: a failed first upgrade
----leaves no ConfigMap behind, as its rollback promised.
----@param run uphook.Run
----@param code integer the run's exit code (1: rolled back, 4: failed first)
----@return boolean recorded
-function M.record_failure(run, code)
+local RESULTS = { [1] = "rolled back", [4] = "failed",
+  [6] = "rollback incomplete" }
+
+--- Whether `records` (a journal kept for recover) hold a change of the
+--- state ConfigMap itself: then recover puts it back, and a history entry
+--- written now would make it look changed by someone else.
+local function state_pending(run, records)
+  for _, r in ipairs(records or {}) do
+    local ref = r.op == "kube" and r.ref
+    if ref and ref.kind == "ConfigMap" and ref.namespace == NS
+        and ref.name == cm_name(run.addon) then
+      return true
+    end
+  end
+  return false
+end
+
+---Add one entry to the history of the state ConfigMap, outside the
+---journal (the run is over): `time` is added, the oldest entries go past
+---10. Without a ConfigMap (no upgrade succeeded yet) one is made that
+---holds only the history: no version, params or permissions, so detect
+---still tells the version and the next upgrade is still a first one.
+---@param run uphook.Run backend, addon, yaml, clock_wall
+---@param entry {from:string, to:string, code:integer, result:string, error?:string}
+---@param pending? table[] the journal's records when it is kept (exit 6)
+---@return boolean recorded false: the ConfigMap is in `pending`
+function M.record(run, entry, pending)
+  if state_pending(run, pending) then return false end
   local cm = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
-  if not cm or type(cm.data) ~= "table" then return false end
-  local ok, history = pcall(run.yaml.decode, cm.data.history or "")
-  if not ok or type(history) ~= "table" then history = {} end
-  local first = tostring(run.error or "failed"):match("^[^\n]*")
-  if #first > 200 then first = first:sub(1, 197) .. "..." end
-  history[#history + 1] = { from = run.from, to = run.to,
-    time = now_iso(run), code = code,
-    result = code == 1 and "rolled back" or "failed", error = first }
-  while #history > HISTORY do table.remove(history, 1) end
   local data = {}
-  for k, v in pairs(cm.data) do data[k] = v end
+  for k, v in pairs(cm and type(cm.data) == "table" and cm.data or {}) do
+    data[k] = v
+  end
+  local ok, history = pcall(run.yaml.decode, data.history or "")
+  if not ok or type(history) ~= "table" then history = {} end
+  entry.time = now_iso(run)
+  if entry.error then
+    local first = tostring(entry.error):match("^[^\n]*")
+    entry.error = #first > 200 and (first:sub(1, 197) .. "...") or first
+  end
+  history[#history + 1] = entry
+  while #history > HISTORY do table.remove(history, 1) end
   data.history = run.yaml.encode(history)
   run.backend:apply({ apiVersion = "v1", kind = "ConfigMap",
     metadata = { name = cm_name(run.addon), namespace = NS,
@@ -77,6 +107,32 @@ function M.record_failure(run, code)
                  ["app.kubernetes.io/managed-by"] = "uphook" } },
     data = data }, {})
   return true
+end
+
+---M.record, as far as the cluster lets it be written: when it cannot
+---be, a warning says so and the command's outcome stays what it was.
+---@param run uphook.Run
+---@param entry table as M.record's
+---@param pending? table[]
+function M.note(run, entry, pending)
+  local ok, err = pcall(M.record, run, entry, pending)
+  if not ok then
+    run.report:log("warn", string.format("could not record the %s run in "
+      .. "the history of ConfigMap %s/%s: %s", entry.result, NS,
+      cm_name(run.addon), errors.message(err)))
+  end
+end
+
+---Record a failed run in the history, after its rollback: its versions,
+---exit code and the error's first line (200 characters at most). With
+---exit 6 the journal is kept: its records are pending.
+---@param run uphook.Run
+---@param code integer the run's exit code: 1 rolled back, 4 failed before
+---  any change, 6 rollback incomplete
+function M.record_failure(run, code)
+  M.note(run, { from = run.from, to = run.to, code = code,
+    result = RESULTS[code] or "failed", error = run.error or "failed" },
+    code == 6 and run.records or nil)
 end
 
 ---Write the new version, params and history (the last step of an upgrade).

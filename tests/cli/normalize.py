@@ -1,6 +1,11 @@
 """Print a mock cluster file (or a fixture) as canonical JSON without
 server-set fields and controller-made objects, so two worlds can be
-compared with cmp."""
+compared with cmp.
+
+normalize.py FILE [lease]: with "lease", without uphook's records of runs
+either: its Leases uphook-*, and the history of its state ConfigMaps
+kube-system/uphook-* (a failed or recovered run adds an entry there,
+docs/state.md; a ConfigMap holding nothing else is left out)."""
 import json
 import sys
 
@@ -34,8 +39,20 @@ def controller_made(o):
 
 objs = [clean(d) for d in docs if isinstance(d, dict) and not controller_made(d)]
 skip = sys.argv[2] if len(sys.argv) > 2 else None
-objs = [o for o in objs if not (o.get("kind") == "Lease" and skip
-                                and o["metadata"]["name"].startswith("uphook-"))]
+
+
+def uphooks(o, kind):
+    md = o["metadata"]
+    return o.get("kind") == kind and md["name"].startswith("uphook-") \
+        and md.get("namespace") == "kube-system"
+
+
+if skip:
+    objs = [o for o in objs if not uphooks(o, "Lease")]
+    for o in objs:
+        if uphooks(o, "ConfigMap") and isinstance(o.get("data"), dict):
+            o["data"] = {k: v for k, v in o["data"].items() if k != "history"}
+    objs = [o for o in objs if not (uphooks(o, "ConfigMap") and not o.get("data"))]
 objs.sort(key=lambda o: (o.get("apiVersion", ""), o.get("kind", ""),
                          o["metadata"].get("namespace", ""),
                          o["metadata"].get("name", "")))

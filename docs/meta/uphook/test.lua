@@ -195,7 +195,7 @@ function Env:delete(kind, name, namespace) end
 function Env:list(kind, opts) end
 
 ---The saved addon state, or nil when none (`permissions`: those of the last successful upgrade, nil when none are recorded).
----@return {version: string, params: table<string, string>, history: {from: string, to: string, time: string, result: string}[], permissions: string[]|nil}|nil
+---@return {version: string, params: table<string, string>, history: {from: string, to: string, time: string, code: integer, result: string, error?: string}[], permissions: string[]|nil}|nil
 function Env:state() end
 
 ---Seed the state ConfigMap (what `t.env{state=}` does).
