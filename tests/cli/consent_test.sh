@@ -7,25 +7,10 @@
 # again; the plan marks the new ones; --offline never asks.
 . tests/cli/lib.sh
 
-SRV="$TMP/srv"; mkdir -p "$SRV"
-python3 tests/fakes/apiserver.py --dir "$SRV" --quiet \
-  >"$SRV/stdout" 2>"$SRV/stderr" &
-SRVPID=$!
-trap 'kill $SRVPID 2>/dev/null; rm -rf "$TMP"' EXIT
-i=0; while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do sleep 0.1; i=$((i+1)); done
-PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
-[ -n "$PORT" ] || { cat "$SRV/stderr"; echo "0 passed, 1 failed"; exit 1; }
-ctl() { curl -sS -X "$1" ${3:+--data "$3"} "http://127.0.0.1:$PORT/_fake/$2"; }
-# cm NAME NS: the ConfigMap's data as JSON, or None
-cm() {
-  ctl GET objects | python3 -c "
-import json, sys
-for o in json.load(sys.stdin)['items']:
-    m = o['metadata']
-    if o['kind'] == 'ConfigMap' and m['name'] == '$1' and m.get('namespace') == '$2':
-        print(json.dumps(o.get('data'), sort_keys=True)); break
-else: print(None)"
-}
+. tests/cli/fake_api.sh
+PIDS=""; trap fake_cleanup EXIT
+fake_start || { echo "0 passed, 1 failed"; exit 1; }
+cm() { fake_cm "$@"; }
 
 R="$TMP/repo"; make_repo "$R" greet
 # hook VERSION FROM PERMS: the hook; it writes ConfigMap default/greet

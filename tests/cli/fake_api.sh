@@ -47,3 +47,23 @@ fake_start() {
     return 1
   fi
 }
+
+# fake_objs EXPR: print a Python expression over the server's objects,
+# in which get(kind, name, ns=None) is the object or None (json is imported)
+fake_objs() {
+  curl -sS "$CTL/objects" | python3 -c "
+import json, sys
+items = json.load(sys.stdin)['items']
+def get(kind, name, ns=None):
+    for o in items:
+        m = o['metadata']
+        if o['kind'] == kind and m['name'] == name and m.get('namespace') == ns:
+            return o
+print($1)"
+}
+
+# fake_cm NAME NAMESPACE: the data of that ConfigMap on the server, as one
+# line of JSON (keys sorted), or None when there is none
+fake_cm() {
+  fake_objs "json.dumps(get('ConfigMap', '$1', '$2').get('data'), sort_keys=True) if get('ConfigMap', '$1', '$2') else None"
+}

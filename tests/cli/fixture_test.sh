@@ -13,23 +13,11 @@ PIDS=""
 trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; [ -n "${KEEP:-}" ] || rm -rf "$TMP"' EXIT
 trap 'exit 1' INT TERM HUP
 
-SRV=$TMP/srv
-mkdir -p "$SRV"
-python3 tests/fakes/apiserver.py --dir "$SRV" --quiet --rollout-delay 0.1 \
-  >"$SRV/stdout" 2>"$SRV/stderr" &
-PIDS="$PIDS $!"
-i=0
-while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do
-  sleep 0.1; i=$((i + 1))
-done
-PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
-if [ -z "$PORT" ]; then
-  cp "$SRV/stderr" "$OUT"; not_ok "the fake API server starts"; finish; exit
+. tests/cli/fake_api.sh
+if ! fake_start --rollout-delay 0.1 2>"$OUT"; then
+  not_ok "the fake API server starts"; finish; exit
 fi
-KC=$SRV/kubeconfig
-seed() {
-  curl -sS -X POST --data-binary "@$1" "http://127.0.0.1:$PORT/_fake/seed" >/dev/null
-}
+seed() { curl -sS -X POST --data-binary "@$1" "$CTL/seed" >/dev/null; }
 
 # An addon repository: the real registry hook, and a demo addon whose
 # files name a Secret, a CRD (and so its custom objects) and an object
@@ -47,11 +35,9 @@ microk8s-addons:
       description: a demo addon
       version: "1.0.0"
 EOF
-cat >"$REPO/addons/demo/demo.yaml" <<'EOF'
-apiVersion: v1
-kind: Secret
-metadata: {name: demo-auth, namespace: demo}
-stringData: {password: "$PASSWORD"}
+# the demo addon's CRD: as its files name it, and as the cluster holds it
+crd() {
+  cat <<'EOF'
 ---
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -66,14 +52,25 @@ spec:
       storage: true
       schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 ---
+EOF
+}
+{ cat <<'EOF'
+apiVersion: v1
+kind: Secret
+metadata: {name: demo-auth, namespace: demo}
+stringData: {password: "$PASSWORD"}
+EOF
+  crd
+  cat <<'EOF'
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: "$NAME-settings", namespace: demo}
 data: {a: "1"}
 EOF
+} >"$REPO/addons/demo/demo.yaml"
 
 seed hooks/registry/fixtures/cluster-2.7.1.yaml
-cat >"$TMP/more.yaml" <<'EOF'
+{ cat <<'EOF'
 apiVersion: v1
 kind: Namespace
 metadata: {name: demo}
@@ -86,20 +83,9 @@ metadata:
   annotations:
     kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"demo-auth","namespace":"demo"},"data":{"password":"c3VwZXItc2VjcmV0LXB3"}}'
 data: {password: c3VwZXItc2VjcmV0LXB3}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.demo.example.com}
-spec:
-  group: demo.example.com
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  scope: Namespaced
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
----
+EOF
+  crd
+  cat <<'EOF'
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -123,6 +109,7 @@ spec:
     metadata: {labels: {app: unrelated}}
     spec: {containers: [{name: u, image: "u:1"}]}
 EOF
+} >"$TMP/more.yaml"
 seed "$TMP/more.yaml"
 cat >"$TMP/widget.yaml" <<'EOF'
 apiVersion: demo.example.com/v1

@@ -5,15 +5,10 @@
 . tests/cli/lib.sh
 
 ROOT=$(pwd)
-SRV="$TMP/srv"; mkdir -p "$SRV"
-python3 tests/fakes/apiserver.py --dir "$SRV" --quiet --rollout-delay 0.05 \
-  >"$SRV/stdout" 2>"$SRV/stderr" &
-SRVPID=$!
-trap 'kill $SRVPID 2>/dev/null; rm -rf "$TMP"' EXIT
-i=0; while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do sleep 0.1; i=$((i+1)); done
-PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
-[ -n "$PORT" ] || { cat "$SRV/stderr"; echo "0 passed, 1 failed"; exit 1; }
-ctl() { curl -sS -X "$1" ${3:+--data-binary "@$3"} "http://127.0.0.1:$PORT/_fake/$2"; }
+. tests/cli/fake_api.sh
+PIDS=""; trap fake_cleanup EXIT
+fake_start --rollout-delay 0.05 || { echo "0 passed, 1 failed"; exit 1; }
+ctl() { curl -sS -X "$1" ${3:+--data-binary "@$3"} "$CTL/$2"; }
 
 REPO="$TMP/repo"; mkdir -p "$REPO/addons"
 ln -s "$ROOT/hooks/hostpath-storage" "$REPO/addons/hostpath-storage"

@@ -30,18 +30,7 @@ ctl() {
   curl -sS -X "$1" ${3:+--data "$3"} "http://127.0.0.1:$PORT/_fake/$2"
 }
 kc() { HOME=$TMP/home KUBECONFIG=$KC timeout 30 kubectl --cache-dir "$TMP/kcache" "$@"; }
-# json EXPR: evaluate a Python expression over the objects of the fake
-objs() {
-  ctl GET objects | python3 -c "
-import json, sys
-items = json.load(sys.stdin)['items']
-def get(kind, name, ns=None):
-    for o in items:
-        m = o['metadata']
-        if o['kind'] == kind and m['name'] == name and m.get('namespace') == ns:
-            return o
-print($1)"
-}
+objs() { fake_objs "$@"; }
 
 
 # ------------------------------------------------------ backend (Lua) tests

@@ -17,14 +17,10 @@
 ROOT=$(pwd)
 if [ "${UPHOOK_SWEEP:-}" = full ]; then N=${SCALE_N:-800}; else N=${SCALE_N:-150}; fi
 HALF=$((N / 2))
-SRV="$TMP/srv"; mkdir -p "$SRV"
-python3 tests/fakes/apiserver.py --dir "$SRV" --quiet >"$SRV/stdout" 2>"$SRV/stderr" &
-SRVPID=$!
-trap 'kill $SRVPID 2>/dev/null; rm -rf "$TMP"' EXIT
-i=0; while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do sleep 0.1; i=$((i+1)); done
-PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
-[ -n "$PORT" ] || { cat "$SRV/stderr"; echo "0 passed, 1 failed"; exit 1; }
-ctl() { curl -sS -X "$1" ${3:+--data-binary "$3"} "http://127.0.0.1:$PORT/_fake/$2"; }
+. tests/cli/fake_api.sh
+PIDS=""; trap fake_cleanup EXIT
+fake_start || { echo "0 passed, 1 failed"; exit 1; }
+ctl() { curl -sS -X "$1" ${3:+--data-binary "$3"} "$CTL/$2"; }
 
 # cm-1..cm-N at level $2 (the seed: cm-1..cm-HALF at level 1, with a key
 # the new version drops)

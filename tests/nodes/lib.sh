@@ -3,6 +3,7 @@
 # (127.R1.R2.2.., port 25000, so that runs beside each other never meet),
 # each node with its own $SNAP_DATA and a certificate of one test cluster
 # CA, and uphook run as this node.  Sourced after tests/cli/lib.sh.
+. tests/cli/fake_api.sh
 ROOT=$(pwd)
 PIDS=""
 cleanup_nodes() {
@@ -19,32 +20,14 @@ KTOKEN="kube-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 # start_apiserver: the fake API server, this node named $THIS.  Sets
 # PORT, KC (its kubeconfig) and SRV (its folder).
 start_apiserver() {
-  SRV=$TMP/srv; mkdir -p "$SRV"
-  python3 tests/fakes/apiserver.py --dir "$SRV" --quiet --node-name "$THIS" \
-    --token "$KTOKEN" \
-    --rollout-delay 0.05 >"$SRV/stdout" 2>"$SRV/stderr" &
-  PIDS="$PIDS $!"
-  i=0; while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do sleep 0.1; i=$((i+1)); done
-  PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
-  [ -n "$PORT" ] || { cat "$SRV/stderr"; echo "0 passed, 1 failed"; exit 1; }
-  KC=$SRV/kubeconfig
+  fake_start --node-name "$THIS" --token "$KTOKEN" --rollout-delay 0.05 \
+    || { echo "0 passed, 1 failed"; exit 1; }
 }
 
 # ctl METHOD PATH [JSON]: the fake's /_fake/ control API
 ctl() { curl -sS -X "$1" ${3:+--data "$3"} "http://127.0.0.1:$PORT/_fake/$2"; }
 
-# objs EXPR: a Python expression over the fake's objects (get(kind, name, ns))
-objs() {
-  ctl GET objects | python3 -c "
-import json, sys
-items = json.load(sys.stdin)['items']
-def get(kind, name, ns=None):
-    for o in items:
-        m = o['metadata']
-        if o['kind'] == kind and m['name'] == name and m.get('namespace') == ns:
-            return o
-print($1)"
-}
+objs() { fake_objs "$@"; }
 
 # repo ADDON...: an addon repository at $REPO; each addon's hook is
 # $TMP/hooks/<addon>.lua (or the real hooks/<addon> when that exists)
