@@ -210,13 +210,17 @@ expect "recover after a crash during an install" 0 "restored bin:tool" \
 # ------------------------------------------------------------ failures
 # Every case runs in the state dir S, which holds an old bin:tool; the
 # first case writes the offline cluster file, and every later one must
-# leave it, bin/ and the list of files exactly as they were.
+# leave it, bin/ and the list of files exactly as they were (the cluster
+# but for uphook's history of the failed runs, docs/state.md, which the
+# last check reads).
 S=$TMP/hostile
+NORMALIZE=$(pwd)/tests/cli/normalize.py
 mkdir -p "$S/offline/bin"
 printf 'old tool\n' >"$S/offline/bin/tool"; chmod 755 "$S/offline/bin/tool"
 snapshot() {
   ( cd "$S" && find . -type f ! -path './cache/sha256/*' | sort
-    sha256sum offline/cluster.yaml offline/bin/* offline/args/*
+    python3 "$NORMALIZE" offline/cluster.yaml lease | sha256sum
+    sha256sum offline/bin/* offline/args/*
     stat -c '%n %a %s' offline/bin/* ) >"$1" 2>&1
 }
 up "$S" upgrade dl --url="$BASE/status/404" --sha256="$ZERO" --before=apply
@@ -288,5 +292,16 @@ expect "no checksum: refused" 4 "a checksum is required"
 snapshot "$TMP/after"
 cmp -s "$TMP/before" "$TMP/after" && ok "after every failure: nothing changed" \
   || { diff "$TMP/before" "$TMP/after" >"$OUT"; not_ok "after every failure: nothing changed"; }
+# what did change: the history of the failed runs, the last 10 (no version)
+python3 - "$S/offline/cluster.yaml" >"$OUT" 2>&1 <<'PY' \
+  && ok "... but the state ConfigMap's history: the last 10 failed runs, no version" \
+  || not_ok "... but the state ConfigMap's history: the last 10 failed runs, no version"
+import sys, yaml
+cm = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "ConfigMap"
+      and d["metadata"]["name"] == "uphook-dl"][0]
+h = yaml.safe_load(cm["data"]["history"])
+assert sorted(cm["data"]) == ["history"], cm["data"]
+assert len(h) == 10 and h[-1]["code"] == 4 and "a checksum is required" in h[-1]["error"], h[-1]
+PY
 
 finish
