@@ -436,13 +436,26 @@ local function file_words(rec)
   return "remove", "remove " .. what .. ": uphook created it"
 end
 
-local function preview_kube(run, rec)
+--- `view` holds what the steps before this one left of each object (false:
+--- deleted), so that a later record of the same object (a recreate after
+--- an immutable change: delete, then create) is judged as undo finds it.
+local function preview_kube(run, rec, view)
   local r, what = rec.ref, describe(rec)
+  local key = table.concat({ r.apiVersion, r.kind, r.namespace or "",
+    r.name }, "\0")
   local ok, a = pcall(function()
-    return kube_action(run, rec, run.backend:get(r.apiVersion .. "/" .. r.kind,
-      r.name, r.namespace))
+    local cur = view[key]
+    if cur == nil then
+      cur = run.backend:get(r.apiVersion .. "/" .. r.kind, r.name,
+        r.namespace)
+    end
+    return kube_action(run, rec, cur or nil)
   end)
-  if ok then return a or "none", KUBE_WORDS[a or "none"]:format(what) end
+  if ok then
+    if a == "delete" then view[key] = false
+    elseif a == "recreate" or a == "restore" then view[key] = rec.prior end
+    return a or "none", KUBE_WORDS[a or "none"]:format(what)
+  end
   local m = msg_of(a)
   if m:find("^left alone: ") then
     return "leave", "leave " .. what .. " alone: " .. m:sub(13)
@@ -458,14 +471,14 @@ end
 ---@return {action:string, what:string, text:string}[] steps
 function M.preview(run, records)
   pair_made(records)
-  local steps, restarts, seen, restored_on = {}, {}, {}, {}
+  local steps, restarts, seen, restored_on, view = {}, {}, {}, {}, {}
   local function add(list, action, rec, text)
     list[#list + 1] = { action = action, what = describe(rec), text = text }
   end
   for i = #records, 1, -1 do
     local rec = records[i]
     if rec.op == "kube" then
-      local a, text = preview_kube(run, rec)
+      local a, text = preview_kube(run, rec, view)
       add(steps, a, rec, text)
     elseif rec.op == "file" then
       local a, text = file_words(rec)

@@ -94,6 +94,26 @@ expect "recover without a journal says so" 0 "nothing to recover: dns has no jou
 U --output json recover dns >"$OUT" 2>&1; RC=$?
 json_lines "recover without a journal, JSON: one result" "$OUT" 0
 
+# two records of one object (hostpath-storage recreates its StorageClass:
+# delete, then create): --dry-run judges the older record as undo finds
+# the object, after the newer one's undo (it said "left alone" and exit 6)
+R2="$TMP/repo2"; W2="$TMP/w2"
+mkdir -p "$R2/addons"
+printf 'microk8s-addons:\n  addons:\n    - name: hostpath-storage\n      version: 1.0.0\n' > "$R2/addons.yaml"
+ln -s "$ROOT/hooks/hostpath-storage" "$R2/addons/hostpath-storage"
+H() { "$UPHOOK" --addons "$R2" --offline "$ROOT/hooks/hostpath-storage/fixtures/cluster-1.1.0.yaml" \
+  --state-dir "$W2" "$@"; }
+UPHOOK_CRASH_AFTER=2 H upgrade hostpath-storage >"$OUT" 2>&1; RC=$?
+expect "hostpath-storage: a crash after its StorageClass is deleted and created again" 99
+run H recover hostpath-storage --dry-run
+expect "--dry-run: delete the new StorageClass, then create the old one again" 0 \
+  "^  1\. delete StorageClass microk8s-hostpath: uphook created it$" \
+  "^  2\. create StorageClass microk8s-hostpath again, as it was before the upgrade$"
+refute "... nothing said to be left alone" "alone|exit 6"
+run H recover hostpath-storage
+expect "... as recover then does (exit 0)" 0 "deleted StorageClass microk8s-hostpath" \
+  "recreated StorageClass microk8s-hostpath" "Recovered hostpath-storage: 2 changes undone"
+
 # a run with nothing to do ends with its result too (point 7)
 run U upgrade dns
 expect "the upgrade after recover" 0 "Upgraded dns from 1\.8\.0"
