@@ -238,13 +238,32 @@ static double backoff(CURL *h, int attempt, long status)
   return d > 2.0 && ra < 0 ? 2.0 : d;
 }
 
-static int push_neterr(lua_State *L, client *c, const req *r, CURLcode rc,
-                       double timeout)
+/* What a request that timed out (on handle h, or NULL) waited for, in
+ * words: setting up the connection (TCP, TLS) has its own limit,
+ * CONNECT_MS, which may end it before `timeout`. */
+static const char *timed_out(char *out, size_t n, CURL *h, double timeout)
 {
+  curl_off_t ready = 0, total = 0;   /* ready: the request could be sent */
+  if (h) {
+    curl_easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &ready);
+    curl_easy_getinfo(h, CURLINFO_TOTAL_TIME_T, &total);
+  }
+  if (h && total > 0 && ready == 0)
+    snprintf(out, n, "no connection (TCP and TLS) within %.1f s",
+             (double)total / 1e6);
+  else
+    snprintf(out, n, "no answer within %.1f s", timeout);
+  return out;
+}
+
+static int push_neterr(lua_State *L, client *c, const req *r, CURLcode rc,
+                       CURL *h, double timeout)
+{
+  char why[64];
   lua_pushnil(L);
   if (rc == CURLE_OPERATION_TIMEDOUT)
-    lua_pushfstring(L, "%s %s%s: no answer within %fs", r->method,
-                    c->kc.server, r->path, timeout);
+    lua_pushfstring(L, "%s %s%s: %s", r->method, c->kc.server, r->path,
+                    timed_out(why, sizeof why, h, timeout));
   else if (rc == CURLE_WRITE_ERROR && c->body.over)
     lua_pushfstring(L, "%s %s%s: the response is larger than %d MiB",
                     r->method, c->kc.server, r->path, (int)(BODY_MAX >> 20));
@@ -291,7 +310,7 @@ static int do_request(lua_State *L, client *c, const req *r, double timeout)
       continue;
     }
     if (rc != CURLE_OK)
-      return push_neterr(L, c, r, rc, timeout);
+      return push_neterr(L, c, r, rc, h, timeout);
     return push_response(L, c, h, status);
   }
 }
@@ -390,9 +409,11 @@ static void push_mresult(lua_State *L, client *c, mreq *m, pslot *s,
     lua_setfield(L, -2, "body");
   } else {
     const char *why = s && s->errbuf[0] ? s->errbuf : curl_easy_strerror(m->rc);
+    char waited[64];
     if (m->rc == CURLE_OPERATION_TIMEDOUT)
-      lua_pushfstring(L, "%s %s%s: no answer within %fs", m->r.method,
-                      c->kc.server, m->r.path, timeout);
+      lua_pushfstring(L, "%s %s%s: %s", m->r.method, c->kc.server, m->r.path,
+                      timed_out(waited, sizeof waited, s ? s->h : NULL,
+                                timeout));
     else if (m->rc == CURLE_WRITE_ERROR && s && s->body.over)
       lua_pushfstring(L, "%s %s%s: the response is larger than %d MiB",
                       m->r.method, c->kc.server, m->r.path,
@@ -588,7 +609,7 @@ static int watch_result(lua_State *L, client *c, wctx *w, CURLcode rc,
   if (rc != CURLE_OK && !(rc == CURLE_OPERATION_TIMEDOUT && w->status)) {
     req r0 = { "GET", path, NULL, NULL, NULL, 0 };
     free(w->body.p);
-    return push_neterr(L, c, &r0, rc, timeout);
+    return push_neterr(L, c, &r0, rc, w->h, timeout);
   }
   lua_pushboolean(L, 0);
   lua_pushinteger(L, w->status);

@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.getcwd(), "tests", "microk8s"))
 from testlib import ROOT, UPHOOK, Fake, check, finish, write  # noqa: E402
@@ -83,6 +84,21 @@ evs = events(out)
 check("... with --output json: addon events, one error, one result (code 4) last",
       one_result_last(evs, 4) and sum(e.get("event") == "error" for e in evs) == 1
       and [e.get("name") for e in evs if e.get("event") == "addon"] == NAMES, out)
+
+# a server that takes the TCP connection and never answers its TLS
+# handshake: said once, with the time it really waited
+hang = socket.socket()
+hang.bind(("127.0.0.1", 0))
+hang.listen(16)
+write(DEAD, open(DEAD).read().replace(":%d\"" % port, ":%d\"" % hang.getsockname()[1]))
+t0 = time.time()
+rc, out, err = uphook("--kubeconfig", DEAD, "--timeout", "3", "list")
+took = time.time() - t0
+check("a server that never completes the TLS handshake: exit 4, said once, "
+      "as what it is, with the time waited",
+      rc == 4 and err.count("no connection (TCP and TLS) within 3.0 s") == 1
+      and took < 10, "%.1f s\n%s" % (took, err))
+hang.close()
 
 # --------------------------------------------- a slow one: the time limit
 fake = Fake(TMP)
