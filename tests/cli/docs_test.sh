@@ -73,6 +73,9 @@ make_repo "$TMP/repos/one" hello
 ( cd "$TMP" && complete_words uphook --addons=repos/one upgrade he ) > "$OUT"
 grep -qx 'hello' "$OUT" && ok "completion: addons of an --addons=DIR repository" \
   || not_ok "completion: addons of an --addons=DIR repository"
+complete_words uphook --addons hooks plan d > "$OUT"
+grep -qx 'dns' "$OUT" && ok "completion: addons of a folder of hooks (--addons hooks, no addons.yaml)" \
+  || not_ok "completion: addons of a folder of hooks (--addons hooks, no addons.yaml)"
 
 # make install / uninstall under a PREFIX
 D=$TMP/dest
