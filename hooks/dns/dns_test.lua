@@ -168,6 +168,11 @@ t.case("nameservers given: only the forward line changes", function()
   t.ok(want ~= before)
   t.eq(corefile(e), want)
   t.eq(#e:calls("service.restart"), 0, "a Corefile change needs no restart")
+  -- kubectl applied them (enable): uphook's apply takes over what kubectl
+  -- owned, so leaving them out of it would remove them
+  local labels = e:get("ConfigMap", "coredns", NS).metadata.labels
+  t.eq({ labels["k8s-app"], labels["addonmanager.kubernetes.io/mode"] },
+    { "kube-dns", "EnsureExists" }, "the ConfigMap keeps its labels")
 end)
 
 t.case("nameservers on an edited Corefile: comments, options block, stub "

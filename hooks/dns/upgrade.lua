@@ -345,8 +345,11 @@ return {
     elseif s.new_corefile and s.new_corefile ~= s.corefile then
       log.info("forward . %s (only that line changes)",
                table.concat(s.args.nameservers, " "))
+      -- with the manifest's labels: kubectl applied them at enable, and
+      -- what this apply leaves out of kubectl's fields is removed
+      local labels = manifest.find(objs, "ConfigMap", "coredns").metadata.labels
       kube.apply { apiVersion = "v1", kind = "ConfigMap",
-        metadata = { name = "coredns", namespace = NS },
+        metadata = { name = "coredns", namespace = NS, labels = labels },
         data = { Corefile = s.new_corefile } }
     else
       log.info("kept as it is%s", s.args.nameservers
