@@ -109,13 +109,20 @@ function M.record(run, entry, pending)
   return true
 end
 
----M.record, as far as the cluster lets it be written: when it cannot
----be, a warning says so and the command's outcome stays what it was.
+local NOTE_SECONDS = 5  -- the most M.note waits for the cluster
+
+---M.record, as far as the cluster lets it be written within 5 s: when it
+---cannot be, a warning says so and the command's outcome stays what it was.
 ---@param run uphook.Run
 ---@param entry table as M.record's
 ---@param pending? table[]
 function M.note(run, entry, pending)
+  -- bounded: the run is over, and when the cluster is why it failed, each
+  -- request would wait its own timeout (30 s) for nothing
+  local b, prev = run.backend, run.backend.deadline
+  if b.set_deadline then b:set_deadline(run.c.sys.now() + NOTE_SECONDS) end
   local ok, err = pcall(M.record, run, entry, pending)
+  if b.set_deadline then b:set_deadline(prev ~= math.huge and prev or nil) end
   if not ok then
     run.report:log("warn", string.format("could not record the %s run in "
       .. "the history of ConfigMap %s/%s: %s", entry.result, NS,

@@ -231,4 +231,15 @@ grep -qx 'keys=history,params,permissions,version' "$OUT" \
   && ok "... the state gets its version and permissions; the history keeps what came before" \
   || not_ok "... the state gets its version and permissions; the history keeps what came before"
 
+# a failed run whose history write gets no answer: the warning within its
+# 5 s, not a request's own 30 s (last: the fake serves that write later)
+ctl POST faults '{"action": "delay", "delay": 40, "method": "PATCH", "path": "/configmaps/uphook-live$", "count": -1}' >/dev/null
+t0=$(date +%s)
+run L upgrade live --fail upgrade </dev/null
+t1=$(date +%s)
+expect "live: the history write unanswered: exit 1 and a warning" 1 "Rolled back" \
+  "could not record the rolled back run in the history of ConfigMap kube-system/uphook-live: .*no answer within [0-9]+\.[0-9] s"
+[ $((t1 - t0)) -lt 20 ] && ok "... within 5 s, not a request's 30 s" \
+  || { echo "took $((t1 - t0)) s" >>"$OUT"; not_ok "... within 5 s, not a request's 30 s"; }
+
 finish
