@@ -396,6 +396,9 @@ end
 -- A new object from a request body: validated, defaulted, not stored.
 function Cluster:_new_object(info, obj)
   local new = copy(obj, self.null, true)
+  if not info.versions then
+    ssa.drop_empty_maps(self.ssa, self:_ref(info), new)   -- omitempty
+  end
   local md = new.metadata
   md.namespace = norm_ns(info, md.namespace)
   for _, f in ipairs(SERVER_META) do md[f] = nil end
@@ -958,6 +961,9 @@ function Cluster:replace(obj, opts)
     raise(errors.conflict(info, md.name))
   end
   local new = copy(obj, self.null, true)
+  if not info.versions then
+    ssa.drop_empty_maps(self.ssa, self:_ref(info), new)   -- omitempty
+  end
   local sent = new.metadata.managedFields
   keep_server_meta(new, old)
   new.metadata.managedFields = nil

@@ -491,6 +491,38 @@ local function remove(ctx, ref, v, s)
 end
 M.remove = remove
 
+---Drop, in place, the empty maps of `v` where its type has a map (not a
+---struct, not a deduced or atomic type): a built-in kind's map fields
+---are `omitempty` in its Go type, so the API server stores and serves
+---none that is empty (a merge patch that removes a ConfigMap's last key
+---leaves no `data`). `v` must be the caller's own copy.
+---@param ctx SsaContext
+---@param ref any
+---@param v any
+function M.drop_empty_maps(ctx, ref, v)
+  local atom = resolve(ctx, ref)
+  -- FieldsV1 is a struct holding raw JSON in Go: its {} leaves stay
+  if atom == ctx.types["meta.v1.FieldsV1"] then return end
+  local sh = shape(ctx, v)
+  if sh == "list" and atom.l then
+    for _, item in ipairs(v) do M.drop_empty_maps(ctx, atom.l, item) end
+    return
+  end
+  if sh ~= "map" or atom.ma or atom == DEDUCED then return end
+  for key, cv in pairs(v) do
+    local t, known = field_type(atom, key)
+    if known or atom.f == nil then
+      local ct = resolve(ctx, t)
+      if ct.m ~= nil and ct.f == nil and not ct.ma and ct ~= DEDUCED
+          and is_empty_map(ctx, cv) then
+        v[key] = nil
+      elseif type(cv) == "table" then
+        M.drop_empty_maps(ctx, ct, cv)
+      end
+    end
+  end
+end
+
 --- Custom resources ------------------------------------------------------
 
 local function openapi(props, preserve)

@@ -381,3 +381,29 @@ def path_str(path):
             out += "[" + ",".join("%s=%s" % (k, json.dumps(v))
                                   for k, v in json.loads(seg[2:]).items()) + "]"
     return out
+
+
+def drop_empty_maps(v, typ):
+    """Drop, in place, the empty maps of v where its type has a map (not a
+    struct, a deduced or an atomic type): a built-in kind's map fields are
+    `omitempty` in Go, so the API server keeps none that is empty (a merge
+    patch removing a ConfigMap's last key leaves no `data`). As
+    lua/mock/ssa.lua drop_empty_maps."""
+    fields_v1 = schema.schema()["types"].get("meta.v1.FieldsV1")
+    if typ is None or typ is schema.DEDUCED or typ is fields_v1:
+        return
+    if isinstance(v, list) and "l" in typ:
+        for item in v:
+            drop_empty_maps(item, schema.item_type(typ))
+        return
+    if not isinstance(v, dict) or typ.get("ma"):
+        return
+    for k in list(v):
+        if typ.get("f") is not None and k not in typ["f"]:
+            continue
+        t = schema.field_type(typ, k)
+        if "m" in t and "f" not in t and not t.get("ma") and t is not schema.DEDUCED \
+                and v[k] == {}:
+            del v[k]
+        elif isinstance(v[k], (dict, list)):
+            drop_empty_maps(v[k], t)

@@ -14,7 +14,8 @@ import apiserver_kinds as kinds
 import apiserver_pods as pods
 import apiserver_schema as schema
 from apiserver_schema import type_of
-from apiserver_merge import (changed_paths, drop_nulls, field_paths, fields_to_paths,
+from apiserver_merge import (changed_paths, drop_empty_maps, drop_nulls, field_paths,
+                             fields_to_paths,
                              get_path, json_patch, merge, path_str, paths_to_fields,
                              remove_path)
 from apiserver_types import (ApiError, RType, already_exists, bad_request, builtin_types,
@@ -291,6 +292,8 @@ class State:
                managed=None):
         self._check_kind(rt, body)
         obj = drop_nulls(copy.deepcopy(body))
+        if not rt.crd:
+            drop_empty_maps(obj, type_of(rt))            # omitempty
         with self.lock:
             ns, name = self._key(rt, ns, obj)
             if name and (ns, name) in self.objects[rt.gr]:
@@ -365,6 +368,8 @@ class State:
                managed=None, precondition=True):
         self._check_kind(rt, body)
         new = drop_nulls(copy.deepcopy(body))
+        if not rt.crd:
+            drop_empty_maps(new, type_of(rt))            # omitempty
         with self.lock:
             ns, _ = self._key(rt, ns, new, url_name=name)
             old = self.objects[rt.gr].get((ns, name))
@@ -515,11 +520,14 @@ class State:
 
     def _record_update(self, rt, old, new, manager):
         changed = changed_paths(old, new, typ=type_of(rt))
+        # a field the update removed is nobody's (structured-merge-diff
+        # merge/update.go: every manager's set loses compare.Removed)
+        removed = field_paths(old, typ=type_of(rt)) - field_paths(new, typ=type_of(rt))
         # managedFields the request sets are taken as given (client-go's
         # csaupgrade sends them as a JSON patch); else the stored ones
         given = (new.get("metadata") or {}).get("managedFields")
         mf = copy.deepcopy(given or old["metadata"].get("managedFields") or [])
-        if not changed:
+        if not changed and not removed:
             return mf
         out, mine = [], set()
         for e in mf:
@@ -528,11 +536,13 @@ class State:
                     and not e.get("subresource"):
                 mine |= ps
                 continue
-            left = ps - changed
+            left = ps - changed - removed
             if left:
                 e["fieldsV1"] = paths_to_fields(left)
                 out.append(e)
-        out.append(self._mf_entry(rt, manager, "Update", mine | changed))
+        mine = (mine | changed) - removed
+        if mine:
+            out.append(self._mf_entry(rt, manager, "Update", mine))
         return out
 
     def delete(self, rt, ns, name, dry=False):

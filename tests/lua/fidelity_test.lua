@@ -391,6 +391,30 @@ case("a set list: finalizers are a union", function(w)
           "cleanup")
 end)
 
+-- A built-in kind's map fields are `omitempty` in its Go type
+-- (ConfigMap.Data `json:"data,omitempty"`, ObjectMeta.Labels ...,
+-- k8s.io/api@v0.32.3 core/v1/types.go, meta/v1/types.go), so a merge
+-- patch (RFC 7386) that removes a map's last key leaves no empty map; and
+-- a field an update removes is nobody's (structured-merge-diff@ccf7a061
+-- merge/update.go: each manager's set loses compare.Removed).
+case("a patch removing a map's last key: no empty map, the field nobody's",
+  function(w)
+    w.apply(cm("omit-1", { k = "v" }, { metadata = { name = "omit-1",
+      namespace = NS, labels = { a = "b" } } }), "kubectl")
+    local o = w.patch("ConfigMap", "omit-1", NS, { data = { k = json.null },
+      metadata = { labels = { a = json.null } } }, "kubectl-patch")
+    t.eq(o.data, nil)
+    t.eq(o.metadata.labels, nil)
+    o = w.get("ConfigMap", "omit-1", NS)
+    t.eq(o.data, nil)
+    t.eq(o.metadata.labels, nil)
+    for _, e in ipairs(o.metadata.managedFields or {}) do
+      t.eq(owned(o, e.manager, e.operation, { "f:data", "f:k" }), false)
+      t.eq(owned(o, e.manager, e.operation,
+        { "f:metadata", "f:labels", "f:a" }), false)
+    end
+  end)
+
 --- Immutable fields (update validation) -------------------------------------
 -- Kubernetes 1.32's update validation (kubernetes/kubernetes@v1.32.3,
 -- pkg/apis/<group>/validation/validation.go), the facts as data in
