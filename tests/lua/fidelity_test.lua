@@ -415,6 +415,59 @@ case("a patch removing a map's last key: no empty map, the field nobody's",
     end
   end)
 
+-- The defaults a hook can trip over (kubernetes/kubernetes@v1.32.3
+-- pkg/apis/storage/v1/defaults.go SetDefaults_StorageClass: reclaimPolicy
+-- Delete, volumeBindingMode Immediate; pkg/apis/core/v1/defaults.go:
+-- Service type ClusterIP, a port's protocol TCP and targetPort its port,
+-- a container port's protocol TCP; pkg/apis/apps/v1/defaults.go: a
+-- Deployment's replicas 1): an object read back has them.
+case("server defaults: StorageClass, Service, Deployment", function(w)
+  local sc = w.apply({ apiVersion = "storage.k8s.io/v1", kind = "StorageClass",
+    metadata = { name = "fid-def" }, provisioner = "fidelity.example.com" },
+    "uphook")
+  t.eq(sc.reclaimPolicy, "Delete")
+  t.eq(sc.volumeBindingMode, "Immediate")
+  local svc = w.apply({ apiVersion = "v1", kind = "Service",
+    metadata = { name = "fid-def", namespace = NS },
+    spec = { ports = { { port = 80 } } } }, "uphook")
+  t.eq(svc.spec.type, "ClusterIP")
+  t.eq(svc.spec.ports[1].protocol, "TCP")
+  t.eq(svc.spec.ports[1].targetPort, 80)
+  local d = deployment("fid-def", { app = "fid-def" })
+  d.spec.template.spec.containers[1].ports = { { containerPort = 8080 } }
+  d = w.apply(d, "uphook")
+  t.eq(d.spec.replicas, 1)
+  t.eq(d.spec.template.spec.containers[1].ports[1].protocol, "TCP")
+  w.delete("StorageClass", "fid-def")
+  w.delete("Service", "fid-def", NS)
+  w.delete("Deployment", "fid-def", NS)
+end)
+
+-- API conventions (https://github.com/kubernetes/community/blob/master/
+-- contributors/devel/sig-architecture/api-conventions.md, "Concurrency
+-- Control and Consistency", "Metadata"): every write that changes an
+-- object gives it a new resourceVersion; metadata.generation counts
+-- changes of the desired state (spec), not of metadata or status.
+case("resourceVersion on every change, generation on spec changes",
+  function(w)
+    -- (each read once its controller has written its status)
+    local d = deployment("fid-gen", { app = "fid-gen" })
+    t.eq(w.apply(d, "uphook").metadata.generation, 1)
+    local a = w.settled("Deployment", "fid-gen", NS)
+    d.metadata.labels = { x = "1" }
+    local b = w.apply(d, "uphook")
+    t.ok(b.metadata.resourceVersion ~= a.metadata.resourceVersion)
+    t.eq(b.metadata.generation, 1)
+    d.spec.template.spec.containers[1].image = "img:2"
+    t.eq(w.apply(d, "uphook").metadata.generation, 2)
+    local c = w.settled("Deployment", "fid-gen", NS)
+    t.ok(c.metadata.resourceVersion ~= b.metadata.resourceVersion)
+    -- the same again: no write
+    t.eq(w.apply(d, "uphook").metadata.resourceVersion,
+         c.metadata.resourceVersion)
+    w.delete("Deployment", "fid-gen", NS)
+  end)
+
 --- Immutable fields (update validation) -------------------------------------
 -- Kubernetes 1.32's update validation (kubernetes/kubernetes@v1.32.3,
 -- pkg/apis/<group>/validation/validation.go), the facts as data in
