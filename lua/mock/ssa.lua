@@ -178,12 +178,16 @@ local function contrib(ctx, ref, v)
   if atom.ma then return true, nil end
   local s = new_set()
   for key, cv in pairs(v) do
-    local ft, named = field_type(atom, key)
-    local pe = FPE[key]
-    local self, sub = contrib(ctx, ft, cv)
-    if sub and not empty(sub) then s.c[pe] = sub end
-    if self or cv == ctx.null or is_empty_map(ctx, cv) or not named then
-      s.m[pe] = true
+    if type(cv) ~= "table" then
+      s.m[FPE[key]] = true           -- a scalar (or null): a member
+    else
+      local ft, named = field_type(atom, key)
+      local pe = FPE[key]
+      local self, sub = contrib(ctx, ft, cv)
+      if sub and not empty(sub) then s.c[pe] = sub end
+      if self or cv == ctx.null or is_empty_map(ctx, cv) or not named then
+        s.m[pe] = true
+      end
     end
   end
   return false, s
@@ -342,6 +346,8 @@ function merge(ctx, ref, lhs, rhs)
     local rv = rm and rm[k]
     if rv == nil then
       out[k] = lv
+    elseif type(rv) ~= "table" then
+      out[k] = rv                    -- an applied scalar (or null) wins
     else
       local v, err = merge(ctx, (field_type(atom, k)), lv, rv)
       if err then return nil, err end
@@ -369,9 +375,62 @@ local function leaf(ctx, path, lhs, rhs, cmp)
   end
 end
 
+-- What compare finds below a value that only the right side has: every
+-- path under it is added (relative to it: a set, nil when none). Built
+-- directly instead of inserting each path from the root.
+local function added_below(ctx, ref, v)
+  local atom = resolve(ctx, ref)
+  local sh = shape(ctx, v)
+  local k = kind_of(atom, sh)
+  if k == "scalar" then return nil end
+  local s
+  if k == "list" then
+    if sh ~= "list" or #v == 0 or not (atom.lk or atom.ls) then return nil end
+    list_atom(ctx, atom)
+    s = new_set()
+    for _, item in ipairs(v) do
+      local pe = item_pe(atom, item)
+      if pe and not s.m[pe] then
+        s.m[pe] = true
+        s.c[pe] = added_below(ctx, atom.l, item)
+      end
+    end
+    return next(s.m) ~= nil and s or nil
+  end
+  if sh ~= "map" or atom.ma or next(v) == nil then return nil end
+  s = new_set()
+  for key, cv in pairs(v) do
+    local pe = FPE[key]
+    s.m[pe] = true
+    if type(cv) == "table" then
+      s.c[pe] = added_below(ctx, (field_type(atom, key)), cv)
+    end
+  end
+  return s
+end
+
+-- Add `sub` (a set relative to `path`) and `path` itself to `set`.
+local function graft(set, path, sub)
+  fieldset.insert(set, path)
+  if sub == nil then return end
+  for i = 1, #path do
+    local pe = path[i]
+    local c = set.c[pe]
+    if not c then c = new_set(); set.c[pe] = c end
+    set = c
+  end
+  for pe in pairs(sub.m) do set.m[pe] = true end
+  for pe, c in pairs(sub.c) do
+    set.c[pe] = set.c[pe] and union(set.c[pe], c) or c
+  end
+end
+
 -- lhs/rhs nil means absent; a null value is present
 function compare(ctx, ref, lhs, rhs, path, cmp)
   if lhs == rhs then return end        -- one value (merges share subtrees)
+  if lhs == nil then
+    return graft(cmp.added, path, added_below(ctx, ref, rhs))
+  end
   local atom = resolve(ctx, ref)
   local ls, rs = shape(ctx, lhs), shape(ctx, rhs)
   local k = kind_of(atom, rs or ls)
@@ -401,9 +460,12 @@ function compare(ctx, ref, lhs, rhs, path, cmp)
       end
     end
     for _, pe in ipairs(order) do
-      path[n + 1] = pe
-      compare(ctx, atom.l, lv[pe], rv[pe], path, cmp)
-      path[n + 1] = nil
+      local l, r = lv[pe], rv[pe]
+      if l ~= r then                 -- one value: nothing differs below
+        path[n + 1] = pe
+        compare(ctx, atom.l, l, r, path, cmp)
+        path[n + 1] = nil
+      end
     end
   else
     local lm, rm = ls == "map" and lhs or nil, rs == "map" and rhs or nil
@@ -412,8 +474,11 @@ function compare(ctx, ref, lhs, rhs, path, cmp)
       return leaf(ctx, path, lhs, rhs, cmp)
     end
     for key, v in pairs(lm or {}) do
-      path[n + 1] = FPE[key]
-      compare(ctx, (field_type(atom, key)), v, rm and rm[key], path, cmp)
+      local r = rm and rm[key]
+      if v ~= r then
+        path[n + 1] = FPE[key]
+        compare(ctx, (field_type(atom, key)), v, r, path, cmp)
+      end
     end
     for key, v in pairs(rm or {}) do
       if lm == nil or lm[key] == nil then
