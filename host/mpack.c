@@ -29,7 +29,9 @@ static int mp_fail(char *err, size_t errlen, const char *fmt, ...)
 typedef struct {
   lua_State *L;
   msgpack_packer pk;
-  int seen;            /* stack index of the tables being packed */
+  /* the tables being packed, from the root down (a cycle is one of them
+   * met again below itself); at most UH_MPACK_MAXDEPTH */
+  const void *path[UH_MPACK_MAXDEPTH];
   char *err;
   size_t errlen;
 } mp_out;
@@ -81,27 +83,24 @@ static int pk_map(mp_out *o, int idx, int depth)
 static int pk_table(mp_out *o, int idx, int depth)
 {
   lua_State *L = o->L;
+  const void *p;
   size_t n;
-  int r;
+  int r, i;
   if (depth >= UH_MPACK_MAXDEPTH)
     return mp_fail(o->err, o->errlen, "msgpack: nested deeper than %d",
                    UH_MPACK_MAXDEPTH);
   if (!lua_checkstack(L, 6))
     return mp_fail(o->err, o->errlen, "msgpack: Lua stack exhausted");
   idx = lua_absindex(L, idx);
-  if (lua_rawgetp(L, o->seen, lua_topointer(L, idx)) != LUA_TNIL)
-    return mp_fail(o->err, o->errlen, "msgpack: cannot encode a cycle");
-  lua_pop(L, 1);
-  lua_pushboolean(L, 1);
-  lua_rawsetp(L, o->seen, lua_topointer(L, idx));
+  /* Only the path from the root counts: shared subtables are fine. */
+  p = lua_topointer(L, idx);
+  for (i = 0; i < depth; i++)
+    if (o->path[i] == p)
+      return mp_fail(o->err, o->errlen, "msgpack: cannot encode a cycle");
+  o->path[depth] = p;
   r = uh_isarray(L, idx, &n) ? pk_array(o, idx, n, depth)
                              : pk_map(o, idx, depth);
-  if (r != 0)
-    return r;
-  /* Only the path from the root counts: shared subtables are fine. */
-  lua_pushnil(L);
-  lua_rawsetp(L, o->seen, lua_topointer(L, idx));
-  return 0;
+  return r;
 }
 
 static int pk_value(mp_out *o, int idx, int depth)
@@ -152,9 +151,7 @@ int uh_mpack_pack(lua_State *L, int idx, msgpack_sbuffer *sb, char *err,
   idx = lua_absindex(L, idx);
   if (!lua_checkstack(L, 8))
     return mp_fail(err, errlen, "msgpack: Lua stack exhausted");
-  lua_newtable(L);
   o.L = L;
-  o.seen = lua_gettop(L);
   o.err = err;
   o.errlen = errlen;
   msgpack_packer_init(&o.pk, sb, msgpack_sbuffer_write);

@@ -1378,13 +1378,20 @@ end
 --- CALLS_BYTES (past it a call is kept with args = {}).
 M.CALLS_MAX, M.CALLS_BYTES = 10000, 16 << 20
 
---- Bytes of strings in v, counted up to `left` (then stops).
+--- Bytes of strings in v, counted up to `left` (then stops): a string
+--- its length, a table 16 and its keys and values (below depth 8: 8),
+--- anything else 8.
 local function weight(v, left, depth)
   if type(v) == "string" then return #v end
   if type(v) ~= "table" or depth > 8 then return 8 end
   local w = 16
   for k, x in pairs(v) do
-    w = w + weight(k, left, depth + 1) + weight(x, left, depth + 1)
+    local tk, tx = type(k), type(x)
+    w = w + (tk == "string" and #k or tk == "table" and weight(k, left,
+      depth + 1) or 8)
+    if tx == "string" then w = w + #x
+    elseif tx == "table" then w = w + weight(x, left, depth + 1)
+    else w = w + 8 end
     if w > left then return w end
   end
   return w
