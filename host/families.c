@@ -11,6 +11,7 @@
 #include "json.h"
 #include "kube.h"
 #include "sys.h"
+#include "tables.h"
 #include "yaml.h"
 
 const struct uh_family uh_families[] = {
@@ -25,6 +26,7 @@ const struct uh_family uh_families[] = {
   { "uphook.c.json", luaopen_uphook_json },
   { "uphook.c.kube", luaopen_uphook_kube },
   { "uphook.c.sys", luaopen_uphook_sys },
+  { "uphook.c.tables", luaopen_uphook_tables },
   { "uphook.c.yaml", luaopen_uphook_yaml },
   { NULL, NULL }
 };

@@ -17,7 +17,7 @@ local M = {}
 ---@param drop_null? boolean
 ---@param note? {null?: boolean}
 ---@return T
-local function copy(v, null, drop_null, note)
+local function lua_copy(v, null, drop_null, note)
   if type(v) ~= "table" or v == null then return v end
   local out = {}
   for k, x in pairs(v) do
@@ -25,12 +25,30 @@ local function copy(v, null, drop_null, note)
       if note then note.null = true end
       if not drop_null or type(k) == "number" then out[k] = x end
     else
-      out[k] = (type(x) == "table") and copy(x, null, drop_null, note) or x
+      out[k] = (type(x) == "table") and lua_copy(x, null, drop_null, note)
+        or x
     end
   end
   local mt = getmetatable(v)
   if mt then setmetatable(out, mt) end
   return out
+end
+
+-- The same copy in C (host/tables.c) where the state has it: the trusted
+-- parent's; a confined child copies in Lua.
+local has_c, ctables = pcall(require, "uphook.c.tables")
+local ccopy = has_c and type(ctables) == "table" and ctables.copy or nil
+
+local function copy(v, null, drop_null, note)
+  if type(v) ~= "table" or v == null then return v end
+  if ccopy then
+    local out, saw_null = ccopy(v, null, drop_null)
+    if out then
+      if saw_null and note then note.null = true end
+      return out
+    end
+  end
+  return lua_copy(v, null, drop_null, note)
 end
 M.copy = copy
 
