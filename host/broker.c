@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <lua.h>
 #include <lauxlib.h>
@@ -127,6 +128,7 @@ static int fork_child(struct child *c, struct uh_child_conf *conf)
     close(from[0]);
     signal(SIGINT, SIG_IGN);   /* the broker decides what a ^C means */
     signal(SIGTERM, SIG_DFL);
+    signal(SIGALRM, SIG_DFL);  /* the broker's deadline timer's */
     signal(SIGPIPE, SIG_DFL);
     uh_child_main(to[0], from[1], conf);
   }
@@ -187,11 +189,22 @@ static int broker_spawn(lua_State *L)
 }
 
 /* The broker's own work on a request counts against --timeout
- * (docs/security.md, "Limits"): while the handler runs, a count hook on
- * the broker's state raises once the child's deadline plus GRACE has
- * passed, and stays sticky so that no pcall in the engine swallows it.
- * Requests are served one at a time, so one deadline suffices. */
+ * (docs/security.md, "Limits"): once the child's deadline plus GRACE has
+ * passed while the handler runs, a count hook on the broker's state
+ * raises, and stays sticky so that no pcall in the engine swallows it.
+ * The hook is set when it is needed: a one-shot timer (CLOCK_MONOTONIC,
+ * SIGALRM) fires at the deadline and sets it, as lua.c's ^C handler
+ * does, so that a request served in time runs without a hook (a count
+ * hook makes every Lua instruction go through the hook machinery).
+ * Without a timer the hook is set for the whole request, checking the
+ * clock every 1000 instructions.  Requests are served one at a time
+ * (nested only through a handler that runs another child), so one
+ * deadline suffices. */
 static double call_deadline;
+static lua_State *volatile call_L;
+static int call_depth;
+static timer_t call_timer;
+static pid_t timer_pid, timer_failed;   /* whose timer (fork: none) */
 
 static void call_hook(lua_State *L, lua_Debug *ar)
 {
@@ -203,16 +216,80 @@ static void call_hook(lua_State *L, lua_Debug *ar)
              "past --timeout");
 }
 
+static void on_alarm(int sig)
+{
+  (void)sig;
+  if (call_L)
+    lua_sethook(call_L, call_hook, LUA_MASKCOUNT, 1);
+}
+
+/* This process's timer, made on first use. */
+static int have_timer(void)
+{
+  struct sigevent sev;
+  struct sigaction sa;
+  pid_t me = getpid();
+  if (timer_pid == me)
+    return 1;
+  if (timer_failed == me)
+    return 0;
+  memset(&sev, 0, sizeof sev);
+  sev.sigev_notify = SIGEV_SIGNAL;
+  sev.sigev_signo = SIGALRM;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_alarm;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGALRM, &sa, NULL)
+      || timer_create(CLOCK_MONOTONIC, &sev, &call_timer)) {
+    timer_failed = me;
+    return 0;
+  }
+  timer_pid = me;
+  return 1;
+}
+
+/* Arm the timer for call_deadline (a deadline already past sets the
+ * hook now), or disarm it; 0 when it cannot be set. */
+static int arm(lua_State *L, int on)
+{
+  struct itimerspec its;
+  double left = call_deadline - uh_monotonic();
+  memset(&its, 0, sizeof its);
+  if (on && left <= 0) {
+    lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
+    return 1;
+  }
+  if (on) {
+    its.it_value.tv_sec = (time_t)left;
+    its.it_value.tv_nsec = (long)((left - (double)its.it_value.tv_sec) * 1e9);
+    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+      its.it_value.tv_nsec = 1;
+  }
+  return timer_settime(call_timer, 0, &its, NULL) == 0;
+}
+
 /* handler(name, args) under the deadline; the previous hook (none, but
  * for a debugger) is put back after. */
 static int call_bounded(lua_State *L, struct child *c)
 {
   lua_Hook old = lua_gethook(L);
-  int mask = lua_gethookmask(L), count = lua_gethookcount(L), ok;
+  int mask = lua_gethookmask(L), count = lua_gethookcount(L), ok, timed;
   call_deadline = c->deadline + GRACE;
-  lua_sethook(L, call_hook, LUA_MASKCOUNT, 1000);
+  call_L = L;
+  call_depth++;
+  timed = have_timer() && arm(L, 1);
+  if (!timed)
+    lua_sethook(L, call_hook, LUA_MASKCOUNT, 1000);
   ok = lua_pcall(L, 2, LUA_MULTRET, 0) == LUA_OK;
+  call_depth--;
+  if (timed)
+    arm(L, 0);   /* first: no signal sets the hook once it is put back */
   lua_sethook(L, old, mask, count);
+  if (timed && call_depth > 0)
+    arm(L, 1);   /* the request this one was served within */
+  else if (call_depth == 0)
+    call_L = NULL;
   return ok;
 }
 
