@@ -199,8 +199,15 @@ local function handler(run)
   end
 end
 
+-- The phases a hook may leave out: one it does not declare does nothing
+-- (host/child.c runs it as a no-op), so the child is not asked.
+local OPTIONAL = { check = true, verify = true }
+
 local function call_phase(run, name, ctx)
   run.phase = name
+  if OPTIONAL[name] and run.hook and run.hook.has[name] == nil then
+    return {}
+  end
   local ok, value, kind, trace = run.child:run(name, ctx, run.handler)
   if ok then return value end
   if run.c.broker.interrupted() then
