@@ -1186,6 +1186,10 @@ function M.main(o, c)
     jobs = jobs, sys = c.sys, json = c.json,
     before_fork = function()     -- a worker must not share the child
       if pool.child then pool.child:close(); pool.child = nil end
+      -- what a case's run requires, compiled once here, not in each worker
+      require "uphook.engine"
+      require "uphook.report"
+      require "uphook.offline"
     end,
     loader = function(path)
       local env = setmetatable({}, { __index = _G })
