@@ -95,8 +95,12 @@ function M.nodes(c, backend, args_dir, nodes_dir, overrides)
     local dir, own = agents:args_dir(name), (overrides or {})[name] or {}
     must(c.sys.mkdirs(dir))
     must(c.sys.mkdirs(nodes_dir .. "/" .. name))
+    -- a folder just made has none of them: no need to look for each
+    local listed = c.sys.listdir(dir)
+    local fresh = type(listed) == "table" and #listed == 0
     for svc, text in pairs(default_args) do
-      if own[svc] == nil and c.sys.kind(dir .. "/" .. svc) == nil then
+      if own[svc] == nil and (fresh or c.sys.kind(dir .. "/" .. svc) == nil)
+      then
         must(c.sys.write(dir .. "/" .. svc, text))
       end
     end
