@@ -1,11 +1,13 @@
-/* uphook.c.tables: the deep copy of lua/tables.lua (its one home) done
- * in C, for the trusted parent state, where the mock cluster copies every
- * object it returns and stores.  The same result as the Lua copy: every
- * table copied with its metatable, `null` kept (or, with drop_null,
- * left out of maps), whether a null was met reported.  A table whose
- * metatable has __pairs or __metatable (pairs and getmetatable would
- * see something else), or nesting deeper than MAX_DEPTH, is not copied
- * here: copy answers false and lua/tables.lua copies it in Lua. */
+/* uphook.c.tables: the deep copy and the deep equality of lua/tables.lua
+ * (their one home) done in C, for the trusted parent state, where the
+ * mock cluster copies every object it returns and stores and compares
+ * what it merges.  The same results as the Lua functions: every table
+ * copied with its metatable, `null` kept (or, with drop_null, left out
+ * of maps), whether a null was met reported; equality of plain data,
+ * metatables ignored.  What Lua would see otherwise is left to Lua: copy
+ * answers false for a table whose metatable has __pairs or __metatable,
+ * equal nil for one with __eq, __index or __pairs, and both for nesting
+ * deeper than MAX_DEPTH; lua/tables.lua then does it in Lua. */
 #include <lauxlib.h>
 #include <lua.h>
 #include "tables.h"
@@ -94,8 +96,71 @@ static int tables_copy(lua_State *L)
   return 2;
 }
 
+/* Is the metatable of the value at idx one that == and indexing ignore
+ * (no __eq, __index, __pairs)?  A value without one is. */
+static int plain_for_equal(lua_State *L, int idx)
+{
+  int top = lua_gettop(L), ok;
+  if (!lua_getmetatable(L, idx))
+    return 1;
+  ok = lua_getfield(L, top + 1, "__eq") == LUA_TNIL
+       && lua_getfield(L, top + 1, "__index") == LUA_TNIL
+       && lua_getfield(L, top + 1, "__pairs") == LUA_TNIL;
+  lua_settop(L, top);
+  return ok;
+}
+
+/* 1 equal, 0 not, -1 to be decided in Lua (a metatable with __eq,
+ * __index or __pairs, or nesting deeper than MAX_DEPTH). */
+static int equal_at(lua_State *L, int a, int b, int depth)
+{
+  int r = 1, top = lua_gettop(L);
+  if (lua_rawequal(L, a, b))
+    return 1;
+  if (lua_type(L, a) != LUA_TTABLE || lua_type(L, b) != LUA_TTABLE)
+    return lua_compare(L, a, b, LUA_OPEQ);
+  if (depth > MAX_DEPTH || !lua_checkstack(L, 6)
+      || !plain_for_equal(L, a) || !plain_for_equal(L, b))
+    return -1;
+  lua_pushnil(L);
+  while (r == 1 && lua_next(L, a)) {        /* [k, x] */
+    lua_pushvalue(L, -2);
+    lua_rawget(L, b);                       /* [k, x, b[k]] */
+    r = equal_at(L, lua_gettop(L) - 1, lua_gettop(L), depth + 1);
+    lua_pop(L, 2);
+  }
+  if (r != 1) {
+    lua_settop(L, top);
+    return r;
+  }
+  lua_pushnil(L);
+  while (lua_next(L, b)) {                  /* every key of b is in a */
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, a) == LUA_TNIL) {
+      lua_settop(L, top);
+      return 0;
+    }
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+
+/* equal(a, b) -> lua/tables.lua's deep equality | nil (decide in Lua) */
+static int tables_equal(lua_State *L)
+{
+  int r;
+  lua_settop(L, 2);
+  r = equal_at(L, 1, 2, 0);
+  if (r < 0)
+    return 0;
+  lua_pushboolean(L, r);
+  return 1;
+}
+
 static const luaL_Reg tables_funcs[] = {
   { "copy", tables_copy },
+  { "equal", tables_equal },
   { NULL, NULL }
 };
 

@@ -61,6 +61,20 @@ function M.shallow(t)
   return out
 end
 
+local function lua_equal(a, b)
+  if a == b then return true end
+  if type(a) ~= "table" or type(b) ~= "table" then return false end
+  for k, x in pairs(a) do
+    if not lua_equal(x, b[k]) then return false end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false end
+  end
+  return true
+end
+
+local cequal = has_c and type(ctables) == "table" and ctables.equal or nil
+
 ---Deep equality of plain data (metatables ignored).
 ---@param a any
 ---@param b any
@@ -68,15 +82,15 @@ end
 local function equal(a, b)
   if a == b then return true end
   if type(a) ~= "table" or type(b) ~= "table" then return false end
-  for k, x in pairs(a) do
-    if not equal(x, b[k]) then return false end
+  if cequal then
+    local r = cequal(a, b)
+    if r ~= nil then return r end
   end
-  for k in pairs(b) do
-    if a[k] == nil then return false end
-  end
-  return true
+  return lua_equal(a, b)
 end
 M.equal = equal
+--- Is equal done in C here (cheap enough to try before a walk)?
+M.fast_equal = cequal ~= nil
 
 local function key_text(k)
   if type(k) == "string" and k:match("^[%a_][%w_%-]*$") then

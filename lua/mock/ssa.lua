@@ -426,8 +426,16 @@ local function graft(set, path, sub)
 end
 
 -- lhs/rhs nil means absent; a null value is present
+local fast_equal = tables.fast_equal and tables.equal
+
 function compare(ctx, ref, lhs, rhs, path, cmp)
   if lhs == rhs then return end        -- one value (merges share subtrees)
+  -- equal values differ nowhere (checked in C where it is cheaper than
+  -- the walk)
+  if fast_equal and type(lhs) == "table" and type(rhs) == "table"
+      and fast_equal(lhs, rhs) then
+    return
+  end
   if lhs == nil then
     return graft(cmp.added, path, added_below(ctx, ref, rhs))
   end
