@@ -503,6 +503,27 @@ local function go_field(k)
   return k:sub(1, 1):upper() .. k:sub(2)
 end
 
+-- The tail of an immutable-spec message: the fields of the two specs
+-- that differ, as the API server's cmp.Diff prints them (one "-" line
+-- of the old value and one "+" line of the new, in key order).
+local function spec_diff(go_type, a, b)
+  local diff = { "\n  " .. go_type .. "{" }
+  local keys = {}
+  for k in pairs(a) do keys[#keys + 1] = k end
+  for k in pairs(b) do if a[k] == nil then keys[#keys + 1] = k end end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if not equal(a[k], b[k]) then
+      diff[#diff + 1] = string.format("- \t%s: %s,", go_field(k),
+                                      go_value(a[k]))
+      diff[#diff + 1] = string.format("+ \t%s: %s,", go_field(k),
+                                      go_value(b[k]))
+    end
+  end
+  diff[#diff + 1] = "  }\n"
+  return table.concat(diff, "\n")
+end
+
 function update.PersistentVolumeClaim(old, new, errs)
   local a, b = tables.copy(old.spec or {}), tables.copy(new.spec or {})
   local bound = get(old, "status", "phase") == "Bound"
@@ -520,21 +541,8 @@ function update.PersistentVolumeClaim(old, new, errs)
     a.storageClassName = b.storageClassName -- retroactive default class
   end
   if not equal(a, b) then
-    local diff = { "\n  core.PersistentVolumeClaimSpec{" }
-    local keys = {}
-    for k in pairs(a) do keys[#keys + 1] = k end
-    for k in pairs(b) do if a[k] == nil then keys[#keys + 1] = k end end
-    table.sort(keys)
-    for _, k in ipairs(keys) do
-      if not equal(a[k], b[k]) then
-        diff[#diff + 1] = string.format("- \t%s: %s,", go_field(k),
-                                        go_value(a[k]))
-        diff[#diff + 1] = string.format("+ \t%s: %s,", go_field(k),
-                                        go_value(b[k]))
-      end
-    end
-    diff[#diff + 1] = "  }\n"
-    errs[#errs + 1] = PVC_SPEC_MSG .. table.concat(diff, "\n")
+    errs[#errs + 1] = PVC_SPEC_MSG ..
+                      spec_diff("core.PersistentVolumeClaimSpec", a, b)
   end
   local os_, ns = M.quantity(old_req), M.quantity(new_req)
   if os_ and ns and ns < os_ then
@@ -586,22 +594,8 @@ function update.Pod(old, new, errs)
     b.terminationGracePeriodSeconds = tg
   end
   if not equal(a, b) then
-    local diff = { "\n  core.PodSpec{" }
-    local keys = {}
-    for k in pairs(a) do keys[#keys + 1] = k end
-    for k in pairs(b) do if a[k] == nil then keys[#keys + 1] = k end end
-    table.sort(keys)
-    for _, k in ipairs(keys) do
-      if not equal(a[k], b[k]) then
-        diff[#diff + 1] = string.format("- \t%s: %s,", go_field(k),
-                                        go_value(a[k]))
-        diff[#diff + 1] = string.format("+ \t%s: %s,", go_field(k),
-                                        go_value(b[k]))
-      end
-    end
-    diff[#diff + 1] = "  }\n"
     errs[#errs + 1] = "spec: Forbidden: " .. POD_UPDATABLE ..
-                      table.concat(diff, "\n")
+                      spec_diff("core.PodSpec", a, b)
   end
 end
 

@@ -522,6 +522,20 @@ PVC_SPEC = ("spec is immutable after creation except resources.requests and "
             "volumeAttributesClassName for bound claims")
 
 
+def _spec_diff(go_type, a, b):
+    """The tail of an immutable-spec message, as lua/mock/validate.lua
+    spec_diff: the fields that differ, a "-" line of the old value and a
+    "+" line of the new, in key order (the API server's cmp.Diff)."""
+    diff = ["\n  %s{" % go_type]
+    for k in sorted(set(a) | set(b)):
+        if a.get(k) != b.get(k):
+            f = k[:1].upper() + k[1:]
+            diff += ["- \t%s: %s," % (f, go_value(a.get(k))),
+                     "+ \t%s: %s," % (f, go_value(b.get(k)))]
+    diff.append("  }\n")
+    return "\n".join(diff)
+
+
 def _pvc_update_errors(old, obj):
     """core ValidatePersistentVolumeClaimUpdate (kubernetes/kubernetes@v1.32.3
     pkg/apis/core/validation/validation.go), as lua/mock/validate.lua
@@ -549,14 +563,8 @@ def _pvc_update_errors(old, obj):
     b = {k: v for k, v in b.items() if v is not None}
     errs = []
     if a != b:
-        diff = ["\n  core.PersistentVolumeClaimSpec{"]
-        for k in sorted(set(a) | set(b)):
-            if a.get(k) != b.get(k):
-                f = k[:1].upper() + k[1:]
-                diff += ["- \t%s: %s," % (f, go_value(a.get(k))),
-                         "+ \t%s: %s," % (f, go_value(b.get(k)))]
-        diff.append("  }\n")
-        errs.append(FieldError("spec", "Forbidden", PVC_SPEC + "\n".join(diff)))
+        errs.append(FieldError("spec", "Forbidden",
+                               PVC_SPEC + _spec_diff("core.PersistentVolumeClaimSpec", a, b)))
     o, n = quantity(old_req), quantity(new_req)
     if o is not None and n is not None and n < o:
         cap = quantity(_at(old, ("status", "capacity", "storage")))
@@ -626,11 +634,4 @@ def _pod_update_errors(a, b):
         b["terminationGracePeriodSeconds"] = tg
     if a == b:
         return []
-    diff = ["\n  core.PodSpec{"]
-    for k in sorted(set(a) | set(b)):
-        if a.get(k) != b.get(k):
-            f = k[:1].upper() + k[1:]
-            diff += ["- \t%s: %s," % (f, go_value(a.get(k))),
-                     "+ \t%s: %s," % (f, go_value(b.get(k)))]
-    diff.append("  }\n")
-    return [FieldError("spec", "Forbidden", POD_UPDATABLE + "\n".join(diff))]
+    return [FieldError("spec", "Forbidden", POD_UPDATABLE + _spec_diff("core.PodSpec", a, b))]
