@@ -4,14 +4,8 @@
 # root: sh tests/fakes/kubectl_test.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/kubectl_test.XXXXXX")
-PIDS=""
-cleanup() {
-  for p in $PIDS; do kill "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+cd "$HERE/../.." && . tests/cli/fake_api.sh
+fake_tmp kubectl_test
 
 pass=0
 fail=0
@@ -26,19 +20,11 @@ if ! command -v kubectl >/dev/null 2>&1; then
   echo "not ok - kubectl is not installed"; echo "0 passed, 1 failed"; exit 1
 fi
 
-# start_server NAME [apiserver options]: sets SRV (its dir) and PORT
+# start_server NAME [apiserver options]: a server in $TMP/NAME; sets SRV
+# (its dir) and PORT (tests/cli/fake_api.sh fake_start)
 start_server() {
   SRV=$TMP/$1; shift
-  mkdir -p "$SRV"
-  : >"$SRV/stdout"
-  python3 "$HERE/apiserver.py" --dir "$SRV" --quiet "$@" >"$SRV/stdout" 2>"$SRV/stderr" &
-  PIDS="$PIDS $!"
-  i=0
-  while [ $i -lt 150 ] && ! grep -q '^ready ' "$SRV/stdout"; do
-    sleep 0.1; i=$((i + 1))
-  done
-  PORT=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$SRV/stdout")
-  [ -n "$PORT" ]
+  fake_start "$@" 2>/dev/null
 }
 
 # kc SERVERDIR args...: kubectl with that server's kubeconfig, no shared cache
