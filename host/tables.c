@@ -110,11 +110,25 @@ static int plain_for_equal(lua_State *L, int idx)
   return ok;
 }
 
+/* Do the values at a and b (absolute) have the same metatable (or none)? */
+static int same_metatable(lua_State *L, int a, int b)
+{
+  int top = lua_gettop(L), ha = lua_getmetatable(L, a);
+  int hb = lua_getmetatable(L, b);
+  int r = ha == hb && (!ha || lua_rawequal(L, -1, -2));
+  lua_settop(L, top);
+  return r;
+}
+
 /* 1 equal, 0 not, -1 to be decided in Lua (a metatable with __eq,
- * __index or __pairs, or nesting deeper than MAX_DEPTH). */
-static int equal_at(lua_State *L, int a, int b, int depth)
+ * __index or __pairs, or nesting deeper than MAX_DEPTH).  strict: also
+ * the same number subtype and the same metatables (tables.same). */
+static int equal_at(lua_State *L, int a, int b, int depth, int strict)
 {
   int r = 1, top = lua_gettop(L);
+  if (strict && lua_type(L, a) == LUA_TNUMBER && lua_type(L, b) == LUA_TNUMBER
+      && lua_isinteger(L, a) != lua_isinteger(L, b))
+    return 0;                               /* 1 == 1.0, raw too */
   if (lua_rawequal(L, a, b))
     return 1;
   if (lua_type(L, a) != LUA_TTABLE || lua_type(L, b) != LUA_TTABLE)
@@ -122,11 +136,13 @@ static int equal_at(lua_State *L, int a, int b, int depth)
   if (depth > MAX_DEPTH || !lua_checkstack(L, 6)
       || !plain_for_equal(L, a) || !plain_for_equal(L, b))
     return -1;
+  if (strict && !same_metatable(L, a, b))
+    return 0;
   lua_pushnil(L);
   while (r == 1 && lua_next(L, a)) {        /* [k, x] */
     lua_pushvalue(L, -2);
     lua_rawget(L, b);                       /* [k, x, b[k]] */
-    r = equal_at(L, lua_gettop(L) - 1, lua_gettop(L), depth + 1);
+    r = equal_at(L, lua_gettop(L) - 1, lua_gettop(L), depth + 1, strict);
     lua_pop(L, 2);
   }
   if (r != 1) {
@@ -146,12 +162,13 @@ static int equal_at(lua_State *L, int a, int b, int depth)
   return 1;
 }
 
-/* equal(a, b) -> lua/tables.lua's deep equality | nil (decide in Lua) */
+/* equal(a, b[, strict]) -> lua/tables.lua's deep equality (strict: its
+ * same) | nil (decide in Lua) */
 static int tables_equal(lua_State *L)
 {
-  int r;
+  int r, strict = lua_toboolean(L, 3);
   lua_settop(L, 2);
-  r = equal_at(L, 1, 2, 0);
+  r = equal_at(L, 1, 2, 0, strict);
   if (r < 0)
     return 0;
   lua_pushboolean(L, r);

@@ -92,6 +92,40 @@ M.equal = equal
 --- Is equal done in C here (cheap enough to try before a walk)?
 M.fast_equal = cequal ~= nil
 
+local function lua_same(a, b)
+  local t = type(a)
+  if t == "number" then      -- before rawequal: 1 == 1.0, raw too
+    return math.type(a) == math.type(b) and a == b
+  end
+  if rawequal(a, b) then return true end
+  if t ~= type(b) or t ~= "table" or getmetatable(a) ~= getmetatable(b) then
+    return false
+  end
+  for k, v in next, a do
+    local w = rawget(b, k)
+    if w == nil or not lua_same(v, w) then return false end
+  end
+  for k in next, b do
+    if rawget(a, k) == nil then return false end
+  end
+  return true
+end
+
+---Stricter than equal: also the same number subtype (1 is not 1.0) and
+---the same metatables (`[]` is not `{}`), tables compared raw: two values
+---any function of plain data treats alike (what a memo can key on).
+---@param a any
+---@param b any
+---@return boolean
+function M.same(a, b)
+  if cequal and type(a) == "table" and type(b) == "table" then
+    if rawequal(a, b) then return true end
+    local r = cequal(a, b, true)
+    if r ~= nil then return r end
+  end
+  return lua_same(a, b)
+end
+
 local function key_text(k)
   if type(k) == "string" and k:match("^[%a_][%w_%-]*$") then
     return "." .. k

@@ -227,26 +227,12 @@ end
 -- case after case (the same fixture, the same hook), so the last result
 -- per object and manager is kept and given again, a copy, when every
 -- argument is the same: same type, number subtype, metatable and keys
--- (stricter than tables.equal). A raised error is never kept.
+-- (tables.same). A raised error is never kept.
 
 local MEMO_MAX = 256
 local memo, memo_n = {}, 0
 
-local function same(a, b)
-  if rawequal(a, b) then return true end
-  local t = type(a)
-  if t ~= type(b) then return false end
-  if t == "number" then return math.type(a) == math.type(b) and a == b end
-  if t ~= "table" or getmetatable(a) ~= getmetatable(b) then return false end
-  for k, v in next, a do
-    local w = rawget(b, k)
-    if w == nil or not same(v, w) then return false end
-  end
-  for k in next, b do
-    if rawget(a, k) == nil then return false end
-  end
-  return true
-end
+local same = tables.same
 
 local function memo_key(op, ref, md, o)
   md = type(md) == "table" and md or {}

@@ -963,3 +963,22 @@ t.case("a prepared seed gives independent clusters", function()
   t.eq(b:get("Deployment", "hostpath-provisioner", NS).status.updatedReplicas,
        1)
 end)
+
+--- The apply memo (uphook.mock.fieldmanager) -------------------------------
+
+t.case("the same apply in two clusters gives each its own, equal object",
+function()
+  local a, b = new(), new()
+  local x = a:apply(deployment("cdkbot/hostpath-provisioner:1.6.0"))
+  local y = b:apply(deployment("cdkbot/hostpath-provisioner:1.6.0"))
+  t.eq(y, x)
+  x.spec.replicas = 5
+  y.metadata.managedFields[1].manager = "someone"
+  local d = b:get("Deployment", "hostpath-provisioner", NS)
+  t.eq(d.spec.replicas, 1)
+  t.ok(d.metadata.managedFields[1].manager ~= "someone",
+    "the stored object is not the one returned")
+  local z = b:apply(deployment("cdkbot/hostpath-provisioner:1.7.0"))
+  t.eq(z.spec.template.spec.containers[1].image,
+    "cdkbot/hostpath-provisioner:1.7.0")
+end)
