@@ -46,6 +46,7 @@ struct child {
   double deadline, timeout;
   int dead;
   char why[256];       /* how it died, once dead */
+  char late[320];      /* the request the deadline passed in, if any */
 };
 
 static int prepared;
@@ -201,6 +202,8 @@ static int broker_spawn(lua_State *L)
  * (nested only through a handler that runs another child), so one
  * deadline suffices. */
 static double call_deadline;
+static const char CALL_LATE[] =
+  "timeout: the broker's work on the hook's request ran past --timeout";
 static lua_State *volatile call_L;
 static int call_depth;
 static timer_t call_timer;
@@ -212,8 +215,7 @@ static void call_hook(lua_State *L, lua_Debug *ar)
   if (uh_monotonic() < call_deadline)
     return;
   lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
-  luaL_error(L, "timeout: the broker's work on the hook's request ran "
-             "past --timeout");
+  luaL_error(L, "%s", CALL_LATE);
 }
 
 static void on_alarm(int sig)
@@ -293,6 +295,27 @@ static int call_bounded(lua_State *L, struct child *c)
   return ok;
 }
 
+/* The request (name) that the deadline passed in, and how it ended (the
+ * error at index e unless ok), for the kill message: a download that
+ * timed out a moment before the broker's own deadline still names its URL
+ * and why it failed. */
+static void note_late(lua_State *L, struct child *c, int msg, int ok, int e)
+{
+  const char *name, *why = NULL;
+  lua_rawgeti(L, msg, 2);
+  name = lua_tostring(L, -1);
+  if (!ok && lua_istable(L, e))
+    lua_getfield(L, e, "message");
+  else
+    lua_pushvalue(L, e);
+  if (!ok && (why = lua_tostring(L, -1)) && strstr(why, CALL_LATE))
+    why = NULL;   /* the deadline itself: said already */
+  snprintf(c->late, sizeof c->late, "; its %.40s request was being served%s"
+           "%.240s", name ? name : "?", why ? " and failed: " : "",
+           why ? why : "");
+  lua_pop(L, 2);
+}
+
 /* Serve one {"call", name, args} with handler at index h; answer
  * {"ret", ok, results|message}.  1 when the deadline passed meanwhile
  * (nothing is answered: the caller kills the child). */
@@ -313,6 +336,7 @@ static int serve_call(lua_State *L, struct child *c, int msg, int h,
   lua_insert(L, -3);
   ok = call_bounded(L, c);
   if (uh_monotonic() >= c->deadline + GRACE) {
+    note_late(L, c, msg, ok, top + 1);
     lua_settop(L, top);
     return 1;
   }
@@ -347,10 +371,11 @@ static int serve_call(lua_State *L, struct child *c, int msg, int h,
 
 static int timed_out(lua_State *L, struct child *c)
 {
-  char err[256];
+  char err[640];
   reap(c, 1);
   snprintf(err, sizeof err, "timeout: the hook ran past --timeout (%d s) "
-           "and was killed", (int)c->timeout);
+           "and was killed%s", (int)c->timeout, c->late);
+  c->late[0] = '\0';
   return pusherr(L, err, "timeout");
 }
 

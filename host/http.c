@@ -40,8 +40,9 @@
 
 static CURL *g_easy;
 
-CURL *uh_http_handle(const char *ca_file, long timeout_ms)
+CURL *uh_http_handle(const char *ca_file, double deadline)
 {
+  long timeout_ms = 0;
   static int inited;
   CURL *c;
   if (!inited) {
@@ -58,6 +59,12 @@ CURL *uh_http_handle(const char *ca_file, long timeout_ms)
   if (ca_file)
     curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)UH_HTTP_MAXREDIRS);
+  /* The time left is read here, once libcurl is loaded: the first
+   * request loads it (curl_lazy.c), which took a second under a loaded
+   * valgrind, and a transfer must still end by the deadline. */
+  if (deadline > 0 && (timeout_ms = (long)((deadline - uh_monotonic())
+                                           * 1000)) <= 0)
+    timeout_ms = 1;
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    timeout_ms > 0 && timeout_ms < CONNECT_TIMEOUT_MS ?
                    timeout_ms : CONNECT_TIMEOUT_MS);
@@ -268,14 +275,12 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
 static uh_err xfer_once(xfer *x, const char *url, int plain, char *msg,
                         size_t msglen)
 {
-  long left = 0;
   CURLcode rc;
-  if (x->deadline > 0 &&
-      (left = (long)((x->deadline - uh_monotonic()) * 1000)) <= 0) {
+  if (x->deadline > 0 && uh_monotonic() >= x->deadline) {
     snprintf(msg, msglen, "%s: deadline passed", url);
     return UH_ETIMEOUT;
   }
-  if (!(x->c = uh_http_handle(x->ca_file, left))) {
+  if (!(x->c = uh_http_handle(x->ca_file, x->deadline))) {
     snprintf(msg, msglen, "%s: libcurl initialisation failed", url);
     return UH_ENOMEM;
   }

@@ -47,9 +47,10 @@ int uh_http_l_allowed(lua_State *L);
 /* The process's one easy handle, curl_easy_reset() and set to the safe
  * defaults: TLS verification on (system CAs or ca_file), TLS >= 1.2,
  * https only, no redirects followed, no Accept-Encoding, connect and
- * low-speed timeouts, whole transfer bounded by timeout_ms (0: none).
- * Proxies come from the environment.  NULL when libcurl fails. */
-CURL *uh_http_handle(const char *ca_file, long timeout_ms);
+ * low-speed timeouts, whole transfer bounded by deadline (monotonic
+ * seconds, uh_monotonic(); 0: none).  Proxies come from the environment.
+ * NULL when libcurl fails. */
+CURL *uh_http_handle(const char *ca_file, double deadline);
 
 /* Find the sha256 of `name` in a GNU ("hex  name", "hex *name") or BSD
  * ("SHA256 (name) = hex") checksum file; a file holding one bare sum
