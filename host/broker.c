@@ -277,6 +277,7 @@ static int call_bounded(lua_State *L, struct child *c)
 {
   lua_Hook old = lua_gethook(L);
   int mask = lua_gethookmask(L), count = lua_gethookcount(L), ok, timed;
+  double outer = call_deadline;   /* a request this one is served within */
   call_deadline = c->deadline + GRACE;
   call_L = L;
   call_depth++;
@@ -288,8 +289,9 @@ static int call_bounded(lua_State *L, struct child *c)
   if (timed)
     arm(L, 0);   /* first: no signal sets the hook once it is put back */
   lua_sethook(L, old, mask, count);
+  call_deadline = outer;
   if (timed && call_depth > 0)
-    arm(L, 1);   /* the request this one was served within */
+    arm(L, 1);   /* the request this one was served within: its deadline */
   else if (call_depth == 0)
     call_L = NULL;
   return ok;

@@ -77,6 +77,26 @@ t.case("a request that fails past the deadline is named in the timeout", functio
     .. "Operation timed out$")
 end)
 
+t.case("after a nested request the outer one keeps its own deadline", function()
+  -- a handler that runs another child (with a later deadline) and then
+  -- keeps working is still stopped at its own child's deadline
+  local outer = spawn(1)
+  local t0 = C.sys.now()
+  local ok, err, kind = outer:run("upgrade", {}, function()
+    local inner = spawn(30)
+    local iok, ires = inner:run("upgrade", {}, function() return {} end)
+    inner:close()
+    assert(iok, tostring(ires))
+    while true do end
+  end)
+  local took = C.sys.now() - t0
+  outer:close()
+  t.eq(ok, false)
+  t.eq(kind, "timeout")
+  t.match(err, "ran past %-%-timeout %(1 s%)")
+  t.ok(took < 1 + GRACE + SLACK, "took " .. took .. " s")
+end)
+
 t.case("after a call the broker's state carries no deadline", function()
   local child = spawn(1)
   local ok, res = child:run("upgrade", {}, function() return {} end)
