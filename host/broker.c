@@ -198,9 +198,9 @@ static int broker_spawn(lua_State *L)
  * does, so that a request served in time runs without a hook (a count
  * hook makes every Lua instruction go through the hook machinery).
  * Without a timer the hook is set for the whole request, checking the
- * clock every 1000 instructions.  Requests are served one at a time
- * (nested only through a handler that runs another child), so one
- * deadline suffices. */
+ * clock every 1000 instructions.  Requests are served one at a time,
+ * nested only through a handler that runs another child: one deadline
+ * at a time, the inner request's saved over the outer's and put back. */
 static double call_deadline;
 static const char CALL_LATE[] =
   "timeout: the broker's work on the hook's request ran past --timeout";

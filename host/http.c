@@ -60,8 +60,8 @@ CURL *uh_http_handle(const char *ca_file, double deadline)
     curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)UH_HTTP_MAXREDIRS);
   /* The time left is read here, once libcurl is loaded: the first
-   * request loads it (curl_lazy.c), which took a second under a loaded
-   * valgrind, and a transfer must still end by the deadline. */
+   * request loads it (curl_lazy.c), slow under a loaded valgrind, and a
+   * transfer must still end by the deadline. */
   if (deadline > 0 && (timeout_ms = (long)((deadline - uh_monotonic())
                                            * 1000)) <= 0)
     timeout_ms = 1;

@@ -19,14 +19,19 @@ local function spawn(timeout)
   return child
 end
 
-t.case("a handler that never returns is stopped at the deadline", function()
-  local child = spawn(1)
+-- child:run(phase, {}, handler), then close: ok, err, kind, seconds taken
+local function run_timed(child, handler)
   local t0 = C.sys.now()
-  local ok, err, kind = child:run("upgrade", {}, function()
-    while true do end
-  end)
+  local ok, err, kind = child:run("upgrade", {}, handler)
   local took = C.sys.now() - t0
   child:close()
+  return ok, err, kind, took
+end
+
+t.case("a handler that never returns is stopped at the deadline", function()
+  local ok, err, kind, took = run_timed(spawn(1), function()
+    while true do end
+  end)
   t.eq(ok, false)
   t.eq(kind, "timeout")
   t.match(err, "ran past %-%-timeout")
@@ -34,13 +39,9 @@ t.case("a handler that never returns is stopped at the deadline", function()
 end)
 
 t.case("pcall in the engine cannot swallow the broker's timeout", function()
-  local child = spawn(1)
-  local t0 = C.sys.now()
-  local ok, _, kind = child:run("upgrade", {}, function()
+  local ok, _, kind, took = run_timed(spawn(1), function()
     while true do pcall(function() while true do end end) end
   end)
-  local took = C.sys.now() - t0
-  child:close()
   t.eq(ok, false)
   t.eq(kind, "timeout")
   t.ok(took < 1 + GRACE + SLACK, "took " .. took .. " s")
@@ -80,17 +81,11 @@ end)
 t.case("after a nested request the outer one keeps its own deadline", function()
   -- a handler that runs another child (with a later deadline) and then
   -- keeps working is still stopped at its own child's deadline
-  local outer = spawn(1)
-  local t0 = C.sys.now()
-  local ok, err, kind = outer:run("upgrade", {}, function()
-    local inner = spawn(30)
-    local iok, ires = inner:run("upgrade", {}, function() return {} end)
-    inner:close()
+  local ok, err, kind, took = run_timed(spawn(1), function()
+    local iok, ires = run_timed(spawn(30), function() return {} end)
     assert(iok, tostring(ires))
     while true do end
   end)
-  local took = C.sys.now() - t0
-  outer:close()
   t.eq(ok, false)
   t.eq(kind, "timeout")
   t.match(err, "ran past %-%-timeout %(1 s%)")
