@@ -208,6 +208,7 @@ static lua_State *volatile call_L;
 static int call_depth;
 static timer_t call_timer;
 static pid_t timer_pid, timer_failed;   /* whose timer (fork: none) */
+static double armed_for = -1;           /* the call_deadline it is set to */
 
 static void call_hook(lua_State *L, lua_Debug *ar)
 {
@@ -248,27 +249,36 @@ static int have_timer(void)
     return 0;
   }
   timer_pid = me;
+  armed_for = -1;
   return 1;
 }
 
 /* Arm the timer for call_deadline (a deadline already past sets the
- * hook now), or disarm it; 0 when it cannot be set. */
-static int arm(lua_State *L, int on)
+ * hook now); 0 when it cannot be set.  It stays armed after a request:
+ * the next request of the same child has the same deadline and costs no
+ * system call, and the signal that comes between requests finds no
+ * call_L and does nothing (the next request sees the deadline passed). */
+static int arm(lua_State *L)
 {
   struct itimerspec its;
   double left = call_deadline - uh_monotonic();
-  memset(&its, 0, sizeof its);
-  if (on && left <= 0) {
+  if (left <= 0) {
     lua_sethook(L, call_hook, LUA_MASKCOUNT, 1);
     return 1;
   }
-  if (on) {
-    its.it_value.tv_sec = (time_t)left;
-    its.it_value.tv_nsec = (long)((left - (double)its.it_value.tv_sec) * 1e9);
-    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-      its.it_value.tv_nsec = 1;
+  if (armed_for == call_deadline)
+    return 1;
+  memset(&its, 0, sizeof its);
+  its.it_value.tv_sec = (time_t)left;
+  its.it_value.tv_nsec = (long)((left - (double)its.it_value.tv_sec) * 1e9);
+  if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+    its.it_value.tv_nsec = 1;
+  if (timer_settime(call_timer, 0, &its, NULL) != 0) {
+    armed_for = -1;
+    return 0;
   }
-  return timer_settime(call_timer, 0, &its, NULL) == 0;
+  armed_for = call_deadline;
+  return 1;
 }
 
 /* handler(name, args) under the deadline; the previous hook (none, but
@@ -281,19 +291,16 @@ static int call_bounded(lua_State *L, struct child *c)
   call_deadline = c->deadline + GRACE;
   call_L = L;
   call_depth++;
-  timed = have_timer() && arm(L, 1);
+  timed = have_timer() && arm(L);
   if (!timed)
     lua_sethook(L, call_hook, LUA_MASKCOUNT, 1000);
   ok = lua_pcall(L, 2, LUA_MULTRET, 0) == LUA_OK;
-  call_depth--;
-  if (timed)
-    arm(L, 0);   /* first: no signal sets the hook once it is put back */
+  if (--call_depth == 0)
+    call_L = NULL;   /* first: no signal sets the hook once it is put back */
   lua_sethook(L, old, mask, count);
   call_deadline = outer;
   if (timed && call_depth > 0)
-    arm(L, 1);   /* the request this one was served within: its deadline */
-  else if (call_depth == 0)
-    call_L = NULL;
+    arm(L);      /* the request this one was served within: its deadline */
   return ok;
 }
 

@@ -326,7 +326,7 @@ static int j_frame(lua_State *L, int idx, msgpack_sbuffer *sb, char *err,
 static int journal_append(lua_State *L)
 {
   jhandle *j = j_check(L);
-  msgpack_sbuffer sb;
+  msgpack_sbuffer spare, *sb;
   char err[160];
   int saved, i, top = lua_gettop(L);
 
@@ -337,24 +337,25 @@ static int journal_append(lua_State *L)
     return luaL_error(L, "journal %s: unusable after a failed write",
                       j_path(L));
   err[0] = '\0';
-  msgpack_sbuffer_init(&sb);
+  sb = uh_mpack_sbuf_take(&spare);
   for (i = 2; i <= top; i++)
-    if (j_frame(L, i, &sb, err, sizeof err) != 0) {
-      msgpack_sbuffer_destroy(&sb);
+    if (j_frame(L, i, sb, err, sizeof err) != 0) {
+      uh_mpack_sbuf_give(sb);
       return luaL_error(L, "journal: %s", err[0] ? err : "out of memory");
     }
-  if (uh_write_all(j->fd, sb.data, sb.size) != 0 || fdatasync(j->fd) != 0) {
+  if (uh_write_all(j->fd, sb->data, sb->size) != 0
+      || fdatasync(j->fd) != 0) {
     saved = errno;
     /* Undo a partial record so the next append follows good data; after
      * a failed fdatasync the page cache cannot be trusted at all. */
     if (ftruncate(j->fd, j->size) != 0 || fdatasync(j->fd) != 0)
       j->broken = 1;
-    msgpack_sbuffer_destroy(&sb);
+    uh_mpack_sbuf_give(sb);
     errno = saved;
     return j_fail(L, j_path(L), "append");
   }
-  j->size += (off_t)sb.size;
-  msgpack_sbuffer_destroy(&sb);
+  j->size += (off_t)sb->size;
+  uh_mpack_sbuf_give(sb);
   lua_pushboolean(L, 1);
   return 1;
 }

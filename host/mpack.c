@@ -143,6 +143,35 @@ static int pk_value(mp_out *o, int idx, int depth)
   }
 }
 
+#define SBUF_KEEP (1u << 20)   /* a larger one is freed once used */
+
+static msgpack_sbuffer kept_sbuf;
+static int kept_busy;
+
+msgpack_sbuffer *uh_mpack_sbuf_take(msgpack_sbuffer *spare)
+{
+  if (kept_busy) {
+    msgpack_sbuffer_init(spare);
+    return spare;
+  }
+  kept_busy = 1;
+  kept_sbuf.size = 0;
+  return &kept_sbuf;
+}
+
+void uh_mpack_sbuf_give(msgpack_sbuffer *sb)
+{
+  if (sb != &kept_sbuf) {
+    msgpack_sbuffer_destroy(sb);
+    return;
+  }
+  if (kept_sbuf.alloc > SBUF_KEEP) {
+    msgpack_sbuffer_destroy(&kept_sbuf);
+    msgpack_sbuffer_init(&kept_sbuf);
+  }
+  kept_busy = 0;
+}
+
 int uh_mpack_pack(lua_State *L, int idx, msgpack_sbuffer *sb, char *err,
                   size_t errlen)
 {

@@ -24,6 +24,13 @@
 
 int uh_mpack_pack(lua_State *L, int idx, msgpack_sbuffer *sb, char *err,
                   size_t errlen);
+/* A buffer to pack into, kept for the process between uses: a fresh
+ * sbuffer per message costs a large malloc and free each (and glibc's
+ * consolidation of its small free chunks that a large malloc sets off).
+ * take() gives the kept one, emptied, or a fresh one in `spare` while the
+ * kept one is in use; give() back what take() gave. */
+msgpack_sbuffer *uh_mpack_sbuf_take(msgpack_sbuffer *spare);
+void uh_mpack_sbuf_give(msgpack_sbuffer *sb);
 /* Decode exactly one value filling buf[0..len) and push it. */
 int uh_mpack_unpack_push(lua_State *L, const char *buf, size_t len,
                          char *err, size_t errlen);

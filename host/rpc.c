@@ -55,78 +55,80 @@ static int send_frame(int fd, const char *buf, size_t len, char *err,
 
 int uh_rpc_send(int fd, lua_State *L, int idx, char *err, size_t errlen)
 {
-  msgpack_sbuffer sb;
-  int rc;
-  msgpack_sbuffer_init(&sb);
-  if (uh_mpack_pack(L, idx, &sb, err, errlen) != 0) {
-    msgpack_sbuffer_destroy(&sb);
-    return UH_RPC_ERR;
-  }
-  rc = send_frame(fd, sb.data ? sb.data : "", sb.size, err, errlen);
-  msgpack_sbuffer_destroy(&sb);
+  msgpack_sbuffer spare, *sb = uh_mpack_sbuf_take(&spare);
+  int rc = uh_mpack_pack(L, idx, sb, err, errlen) != 0 ? UH_RPC_ERR
+           : send_frame(fd, sb->data ? sb->data : "", sb->size, err, errlen);
+  uh_mpack_sbuf_give(sb);
   return rc;
 }
 
-/* Wait until fd is readable or the deadline passes.  With intr, the
- * signals that set it (SIGINT, SIGTERM: host/main.c) are blocked from the
- * check of *intr until ppoll unblocks them atomically, so that one that
- * comes in between cuts the wait short instead of being noticed only at
- * the deadline. */
-static int wait_readable(int fd, double deadline, volatile int *intr)
+/* How a frame is waited for: until the deadline (< 0: none), and, with
+ * intr, until *intr is set.  With intr, the signals that set it (SIGINT,
+ * SIGTERM: host/main.c) are blocked for the whole frame, from each check
+ * of *intr until ppoll unblocks them atomically, so that one that comes
+ * in between cuts the wait short instead of being noticed only at the
+ * deadline; once per frame, not per read, as the mask costs two system
+ * calls. */
+struct wait {
+  double deadline;
+  volatile int *intr;
+  sigset_t old;          /* the mask to poll with (with intr) */
+};
+
+static void wait_begin(struct wait *w, double deadline, volatile int *intr)
 {
-  sigset_t block, old;
-  int rc;
-  sigemptyset(&block);
+  sigset_t block;
+  w->deadline = deadline;
+  w->intr = intr;
   if (intr) {
+    sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &w->old);
   }
-  sigprocmask(SIG_BLOCK, &block, &old);
+}
+
+static void wait_end(struct wait *w)
+{
+  if (w->intr)
+    sigprocmask(SIG_SETMASK, &w->old, NULL);
+}
+
+static int wait_readable(int fd, struct wait *w)
+{
   for (;;) {
     struct pollfd p = { .fd = fd, .events = POLLIN };
     struct timespec ts, *tp = NULL;
     int r;
-    if (intr && *intr) {
-      rc = UH_RPC_INTR;
-      break;
-    }
-    if (deadline >= 0) {
-      double left = deadline - uh_monotonic();
-      if (left <= 0) {
-        rc = UH_RPC_TIMEOUT;
-        break;
-      }
+    if (w->intr && *w->intr)
+      return UH_RPC_INTR;
+    if (w->deadline >= 0) {
+      double left = w->deadline - uh_monotonic();
+      if (left <= 0)
+        return UH_RPC_TIMEOUT;
       if (left > 3600)
         left = 3600;
       ts.tv_sec = (time_t)left;
       ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
       tp = &ts;
     }
-    r = ppoll(&p, 1, tp, &old);
-    if (r > 0) {
-      rc = UH_RPC_OK;
-      break;
-    }
-    if (r < 0 && errno != EINTR) {
-      rc = UH_RPC_ERR;
-      break;
-    }
+    r = ppoll(&p, 1, tp, w->intr ? &w->old : NULL);
+    if (r > 0)
+      return UH_RPC_OK;
+    if (r < 0 && errno != EINTR)
+      return UH_RPC_ERR;
   }
-  sigprocmask(SIG_SETMASK, &old, NULL);
-  return rc;
 }
 
-static int read_all(int fd, char *p, size_t n, double deadline,
-                    volatile int *intr)
+static int read_all(int fd, char *p, size_t n, struct wait *w)
 {
   size_t got = 0;
   while (got < n) {
     ssize_t r;
     /* the confined child may only read(): it blocks without poll */
-    int w = deadline < 0 && !intr ? UH_RPC_OK
-            : wait_readable(fd, deadline, intr);
-    if (w != UH_RPC_OK)
-      return w;
+    int rc = w->deadline < 0 && !w->intr ? UH_RPC_OK : wait_readable(fd, w);
+    if (rc != UH_RPC_OK)
+      return rc;
     r = read(fd, p + got, n - got);
     if (r < 0 && errno == EINTR)
       continue;
@@ -139,43 +141,74 @@ static int read_all(int fd, char *p, size_t n, double deadline,
   return UH_RPC_OK;
 }
 
+/* The buffer a frame is read into: one kept for the process (a frame is
+ * decoded before the next is read) unless the frame is large. */
+#define KEEP_FRAME (256u << 10)
+static char *kept_buf;
+
+static char *frame_buffer(size_t len)
+{
+  if (len > KEEP_FRAME)
+    return malloc(len);
+  if (!kept_buf)
+    kept_buf = malloc(KEEP_FRAME);
+  return kept_buf;
+}
+
 int uh_rpc_recv(int fd, lua_State *L, double deadline, volatile int *intr,
                 char *err, size_t errlen)
 {
   return uh_rpc_recv_max(fd, L, deadline, intr, 0, err, errlen);
 }
 
-int uh_rpc_recv_max(int fd, lua_State *L, double deadline,
-                    volatile int *intr, size_t max_nodes, char *err,
-                    size_t errlen)
+/* Read one frame's payload into *buf (frame_buffer's) and its length. */
+static int read_frame(int fd, struct wait *w, char **buf, uint32_t *len,
+                      char *err, size_t errlen)
 {
   unsigned char hdr[4];
-  uint32_t len;
-  char *buf;
-  int rc = read_all(fd, (char *)hdr, 4, deadline, intr);
+  int rc = read_all(fd, (char *)hdr, 4, w);
   if (rc != UH_RPC_OK) {
     snprintf(err, errlen, "%s", rc == UH_RPC_EOF ? "end of stream"
              : rc == UH_RPC_TIMEOUT ? "deadline passed" : "pipe read failed");
     return rc;
   }
-  len = hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16
-        | (uint32_t)hdr[3] << 24;
-  if (len > UH_RPC_MAX_FRAME) {
-    snprintf(err, errlen, "frame of %u bytes exceeds the limit", len);
+  *len = hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16
+         | (uint32_t)hdr[3] << 24;
+  if (*len > UH_RPC_MAX_FRAME) {
+    snprintf(err, errlen, "frame of %u bytes exceeds the limit", *len);
     return UH_RPC_ERR;
   }
-  buf = malloc(len ? len : 1);
-  if (!buf) {
-    snprintf(err, errlen, "out of memory for a %u byte frame", len);
+  *buf = frame_buffer(*len);
+  if (!*buf) {
+    snprintf(err, errlen, "out of memory for a %u byte frame", *len);
     return UH_RPC_ERR;
   }
-  rc = read_all(fd, buf, len, deadline, intr);
-  if (rc == UH_RPC_OK &&
-      uh_mpack_unpack_push_max(L, buf, len, max_nodes, err, errlen) != 0)
-    rc = UH_RPC_ERR;
-  else if (rc != UH_RPC_OK)
+  rc = read_all(fd, *buf, *len, w);
+  if (rc != UH_RPC_OK) {
     snprintf(err, errlen, "%s", rc == UH_RPC_EOF ? "truncated frame"
              : rc == UH_RPC_TIMEOUT ? "deadline passed" : "pipe read failed");
-  free(buf);
+    if (*buf != kept_buf)
+      free(*buf);
+  }
+  return rc;
+}
+
+int uh_rpc_recv_max(int fd, lua_State *L, double deadline,
+                    volatile int *intr, size_t max_nodes, char *err,
+                    size_t errlen)
+{
+  struct wait w;
+  uint32_t len;
+  char *buf;
+  int rc;
+  wait_begin(&w, deadline, intr);
+  rc = read_frame(fd, &w, &buf, &len, err, errlen);
+  wait_end(&w);    /* before decoding, which may raise (out of memory) */
+  if (rc != UH_RPC_OK)
+    return rc;
+  if (uh_mpack_unpack_push_max(L, buf, len, max_nodes, err, errlen) != 0)
+    rc = UH_RPC_ERR;
+  if (buf != kept_buf)
+    free(buf);
   return rc;
 }

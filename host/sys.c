@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,11 +87,54 @@ static int sys_mkdtemp(lua_State *L)
   return 1;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag,
-                  struct FTW *f)
+#define RM_DEPTH 64   /* deeper than any tree a test makes */
+
+static int rm_entry(int dirfd, const char *name, unsigned char type,
+                    int depth);
+
+/* Empty the open folder fd (closed here): its entries' types come with
+ * them (getdents64), so a file costs one unlinkat and nothing is stat'd. */
+static int rm_contents(int fd, int depth)
 {
-  (void)st; (void)flag; (void)f;
-  return remove(p) != 0 && errno != ENOENT;
+  char buf[8192];
+  ssize_t n;
+  int rc = 0;
+  while (rc == 0 && (n = getdents64(fd, buf, sizeof buf)) > 0) {
+    for (ssize_t off = 0; off < n && rc == 0; ) {
+      struct dirent64 *d = (struct dirent64 *)(buf + off);
+      off += d->d_reclen;
+      if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+        rc = rm_entry(fd, d->d_name, d->d_type, depth);
+    }
+  }
+  if (n < 0)
+    rc = -1;
+  close(fd);
+  return rc;
+}
+
+/* Remove dirfd/name, a folder's contents first; never follows a link. */
+static int rm_entry(int dirfd, const char *name, unsigned char type,
+                    int depth)
+{
+  int fd;
+  if (type != DT_DIR) {
+    if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+      return 0;
+    if (errno != EISDIR)   /* DT_UNKNOWN on a folder: remove it as one */
+      return -1;
+  }
+  if (depth >= RM_DEPTH) {
+    errno = ELOOP;
+    return -1;
+  }
+  fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -1;
+  if (rm_contents(fd, depth + 1) != 0)
+    return -1;
+  return unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT
+         ? 0 : -1;
 }
 
 /* Remove a tree made by mkdtemp; refuses anything not named uphook.* */
@@ -102,7 +144,7 @@ static int sys_rmtree(lua_State *L)
   const char *base = strrchr(path, '/');
   luaL_argcheck(L, base && strncmp(base, "/uphook.", 8) == 0, 1,
                 "only uphook.* temporary folders can be removed");
-  if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+  if (rm_entry(AT_FDCWD, path, DT_UNKNOWN, 0) != 0)
     return fail(L, "cannot remove", path);
   lua_pushboolean(L, 1);
   return 1;
@@ -149,10 +191,17 @@ static int sys_write(lua_State *L)
   const char *path = luaL_checkstring(L, 1);
   size_t len;
   const char *data = luaL_checklstring(L, 2, &len);
-  FILE *f = fopen(path, "wb");
-  if (!f)
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY,
+                0666);
+  if (fd < 0)
     return fail(L, "open", path);
-  if (fwrite(data, 1, len, f) != len || fclose(f) != 0)
+  if (uh_write_all(fd, data, len) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return fail(L, "write", path);
+  }
+  if (close(fd) != 0)
     return fail(L, "write", path);
   lua_pushboolean(L, 1);
   return 1;
@@ -203,17 +252,40 @@ static int sys_mkdirs(lua_State *L)
 {
   const char *path = luaL_checkstring(L, 1);
   char buf[PATH_MAX], *p;
+  size_t start, cut;
   if (mkdir(path, 0755) == 0 || errno == EEXIST) {   /* the common case */
     lua_pushboolean(L, 1);
     return 1;
   }
+  if (errno != ENOENT)
+    return fail(L, "mkdir", path);
   if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
     return luaL_argerror(L, 1, "path too long");
-  for (p = buf + 1; ; p++) {
+  /* back up to the deepest folder there is, then make the rest */
+  for (cut = strlen(buf), start = 0; ; cut = start) {
+    int r;
+    while (cut > 0 && buf[cut - 1] == '/')
+      cut--;
+    p = memrchr(buf, '/', cut);
+    if (!p || p == buf) {
+      start = 0;
+      break;
+    }
+    start = (size_t)(p - buf);
+    *p = 0;
+    r = mkdir(buf, 0755) == 0 || errno == EEXIST;
+    *p = '/';
+    if (r)
+      break;
+    if (errno != ENOENT)
+      return fail(L, "mkdir", buf);
+  }
+  for (p = buf + start + 1; ; p++) {
     if (*p == '/' || !*p) {
       char c = *p;
       *p = 0;
-      if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+      if (p > buf && p[-1] != '/' && mkdir(buf, 0755) != 0
+          && errno != EEXIST)
         return fail(L, "mkdir", buf);
       if (!(*p = c))
         break;
