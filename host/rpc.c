@@ -198,8 +198,8 @@ int uh_rpc_recv_max(int fd, lua_State *L, double deadline,
                     size_t errlen)
 {
   struct wait w;
-  uint32_t len;
-  char *buf;
+  uint32_t len = 0;
+  char *buf = NULL;
   int rc;
   wait_begin(&w, deadline, intr);
   rc = read_frame(fd, &w, &buf, &len, err, errlen);
