@@ -11,7 +11,7 @@ override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
 # commands that make no transfer do not pay for its thirty libraries
 override LDLIBS += $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -ldl
 
-HOST_SRC := $(filter-out host/main.c,$(wildcard host/*.c))
+HOST_SRC := $(filter-out host/main.c host/embed.c,$(wildcard host/*.c))
 HOST_OBJ := $(HOST_SRC:host/%.c=$(BUILD)/host/%.o)
 LUA_SRC  := $(sort $(wildcard lua/*.lua lua/*/*.lua stdlib/*.lua))
 LUA_SRC  := $(filter-out %_test.lua,$(LUA_SRC))
@@ -28,9 +28,16 @@ deps:
 	  libjansson-dev libseccomp-dev libmsgpack-dev pkg-config \
 	  python3 python3-yaml python3-click python3-jsonschema openssl curl
 
-$(BUILD)/embedded.c: $(LUA_SRC) host/embed.sh
+# The build tool that compiles lua/ and stdlib/ to bytecode for the binary
+# (host/embed.c): built plain, without the sanitizers of CFLAGS.
+$(BUILD)/embed: host/embed.c
 	@mkdir -p $(@D)
-	sh host/embed.sh $(LUA_SRC) > $@
+	$(CC) -O1 -std=c11 -Wall -Wextra -Werror \
+	  $(shell pkg-config --cflags lua5.4) -o $@ $< \
+	  $(shell pkg-config --libs lua5.4)
+
+$(BUILD)/embedded.c: $(LUA_SRC) $(BUILD)/embed
+	$(BUILD)/embed $(LUA_SRC) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/host/%.o: host/%.c $(wildcard host/*.h)
 	@mkdir -p $(@D)

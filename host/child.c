@@ -370,7 +370,7 @@ static int sb_require(lua_State *L)
   lua_pop(L, 1);
   e = child_module(name);
   if (e) {
-    if (luaL_loadbufferx(L, e->src, e->len, e->chunk, "t") != LUA_OK)
+    if (uh_embedded_load(L, e) != LUA_OK)
       return lua_error(L);
   } else {
     /* __uphook.require(name) -> source, chunkname (read by the broker) */

@@ -1,5 +1,6 @@
-/* Look up an embedded Lua module by name. */
+/* Look up and load an embedded Lua module. */
 #include <string.h>
+#include <lauxlib.h>
 #include "embedded.h"
 
 const struct uh_embedded *uh_embedded_find(const char *name)
@@ -9,4 +10,9 @@ const struct uh_embedded *uh_embedded_find(const char *name)
     if (strcmp(e->name, name) == 0)
       return e;
   return NULL;
+}
+
+int uh_embedded_load(lua_State *L, const struct uh_embedded *e)
+{
+  return luaL_loadbufferx(L, e->src, e->len, e->chunk, "b");
 }

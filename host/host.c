@@ -16,7 +16,7 @@ static int embedded_searcher(lua_State *L)
     lua_pushfstring(L, "no embedded module '%s'", name);
     return 1;
   }
-  if (luaL_loadbufferx(L, e->src, e->len, e->chunk, "t") != LUA_OK)
+  if (uh_embedded_load(L, e) != LUA_OK)
     return lua_error(L);
   lua_pushstring(L, e->chunk + 1);
   return 2;

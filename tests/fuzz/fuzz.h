@@ -158,7 +158,7 @@ static inline void fuzz_lua_end(lua_State *L)
 static inline void fuzz_require_embedded(lua_State *L, const char *name)
 {
   const struct uh_embedded *e = uh_embedded_find(name);
-  if (!e || luaL_loadbufferx(L, e->src, e->len, e->chunk, "t") != LUA_OK
+  if (!e || uh_embedded_load(L, e) != LUA_OK
       || lua_pcall(L, 0, 1, 0) != LUA_OK)
     fuzz_fail("cannot load embedded module %s", name);
 }

@@ -1,5 +1,5 @@
 -- Find uphook's Lua modules in the source tree for the system
--- interpreter, as host/embed.sh names them: uphook.X.Y -> lua/X/Y.lua,
+-- interpreter, as host/embed.c names them: uphook.X.Y -> lua/X/Y.lua,
 -- any other name -> stdlib/<name>.lua. Run from the repository's root;
 -- dofile("tests/lua/searcher.lua") (dev.lua, tests/bench/bench_mock.lua).
 table.insert(package.searchers, 2, function(name)
