@@ -7,7 +7,8 @@
  * metatables ignored.  What Lua would see otherwise is left to Lua: copy
  * answers false for a table whose metatable has __pairs or __metatable,
  * equal nil for one with __eq, __index or __pairs, and both for nesting
- * deeper than MAX_DEPTH; lua/tables.lua then does it in Lua. */
+ * deeper than MAX_DEPTH; lua/tables.lua then does it in Lua.  And the
+ * weight of a value (tables.weight), as Lua counts it. */
 #include <lauxlib.h>
 #include <lua.h>
 #include "tables.h"
@@ -175,9 +176,47 @@ static int tables_equal(lua_State *L)
   return 1;
 }
 
+/* lua/tables.lua's lua_weight: bytes of v's strings, tables 16, anything
+ * else 8, below depth 8 a table 8; stops once past left. */
+static lua_Integer weight_at(lua_State *L, int v, lua_Integer left,
+                             int depth)
+{
+  lua_Integer w = 16;
+  size_t n;
+  if (lua_type(L, v) == LUA_TSTRING) {
+    lua_tolstring(L, v, &n);
+    return (lua_Integer)n;
+  }
+  if (lua_type(L, v) != LUA_TTABLE || depth > 8)
+    return 8;
+  luaL_checkstack(L, 4, "tables.weight");
+  lua_pushnil(L);
+  while (lua_next(L, v)) {                  /* [k, x] */
+    int top = lua_gettop(L);
+    w += weight_at(L, top - 1, left, depth + 1)
+         + weight_at(L, top, left, depth + 1);
+    lua_pop(L, 1);
+    if (w > left) {
+      lua_pop(L, 1);
+      return w;
+    }
+  }
+  return w;
+}
+
+/* weight(v, left) -> integer */
+static int tables_weight(lua_State *L)
+{
+  lua_Integer left = luaL_checkinteger(L, 2);
+  lua_settop(L, 2);
+  lua_pushinteger(L, weight_at(L, 1, left, 0));
+  return 1;
+}
+
 static const luaL_Reg tables_funcs[] = {
   { "copy", tables_copy },
   { "equal", tables_equal },
+  { "weight", tables_weight },
   { NULL, NULL }
 };
 

@@ -164,6 +164,12 @@ end
 
 local same = tables.equal   -- deep equality, for lists of scalars
 
+-- Down to this depth a subtree equal on both sides (deep equality in C,
+-- where the state has it) is skipped whole: the walk in Lua goes only
+-- where something differs (a new image: the path down to it), and a
+-- node is compared in C at most once per differing table above it.
+local SKIP_EQUAL_DEPTH = tables.fast_equal and 8 or -1
+
 function diff_into(a, b, path, out, ctx, depth)
   if a == b then return end
   local null = ctx.null
@@ -172,6 +178,7 @@ function diff_into(a, b, path, out, ctx, depth)
   if per_key(path) and (ta or a == nil) and (tb or b == nil) then
     return diff_map(a, b, path, out, ctx, depth)
   end
+  if ta and tb and depth <= SKIP_EQUAL_DEPTH and same(a, b) then return end
   if not (ta and tb) or depth > 40 then
     out[#out + 1] = { path = path, old = a, new = b }
     return

@@ -16,6 +16,7 @@ local lease = require "uphook.lease"
 local fieldset = require "uphook.fieldset"
 local nodes = require "uphook.nodes"
 local confirm = require "uphook.confirm"
+local tables = require "uphook.tables"
 
 local M = {}
 
@@ -1375,27 +1376,8 @@ end
 
 --- Only `uphook test` records the calls (env:calls), and only so much:
 --- CALLS_MAX calls, and their arguments while they total under
---- CALLS_BYTES (past it a call is kept with args = {}).
+--- CALLS_BYTES (tables.weight; past it a call is kept with args = {}).
 M.CALLS_MAX, M.CALLS_BYTES = 10000, 16 << 20
-
---- Bytes of strings in v, counted up to `left` (then stops): a string
---- its length, a table 16 and its keys and values (below depth 8: 8),
---- anything else 8.
-local function weight(v, left, depth)
-  if type(v) == "string" then return #v end
-  if type(v) ~= "table" or depth > 8 then return 8 end
-  local w = 16
-  for k, x in pairs(v) do
-    local tk, tx = type(k), type(x)
-    w = w + (tk == "string" and #k or tk == "table" and weight(k, left,
-      depth + 1) or 8)
-    if tx == "string" then w = w + #x
-    elseif tx == "table" then w = w + weight(x, left, depth + 1)
-    else w = w + 8 end
-    if w > left then return w end
-  end
-  return w
-end
 
 ---Record one call for env:calls (bounded).
 ---@param run uphook.Run
@@ -1405,7 +1387,7 @@ function M.record_call(run, name, args)
   local calls = run.calls
   if #calls >= M.CALLS_MAX then return end
   local left = M.CALLS_BYTES - (calls.bytes or 0)
-  local w = left > 0 and weight(args, left, 0) or left + 1
+  local w = left > 0 and tables.weight(args, left) or left + 1
   if w > left then args = {} else calls.bytes = (calls.bytes or 0) + w end
   calls[#calls + 1] = { name = name, args = args }
 end

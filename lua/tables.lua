@@ -126,6 +126,36 @@ function M.same(a, b)
   return lua_same(a, b)
 end
 
+local function lua_weight(v, left, depth)
+  if type(v) == "string" then return #v end
+  if type(v) ~= "table" or depth > 8 then return 8 end
+  local w = 16
+  for k, x in next, v do
+    local tk, tx = type(k), type(x)
+    w = w + (tk == "string" and #k or tk == "table" and lua_weight(k, left,
+      depth + 1) or 8)
+    if tx == "string" then w = w + #x
+    elseif tx == "table" then w = w + lua_weight(x, left, depth + 1)
+    else w = w + 8 end
+    if w > left then return w end
+  end
+  return w
+end
+
+local cweight = has_c and type(ctables) == "table" and ctables.weight or nil
+
+---Bytes of strings in v, counted until past `left` (then it stops, and
+---what it returns is only known to be more): a string its length, a
+---table 16 and its keys and values (below depth 8: 8), anything else 8.
+---Tables are walked raw. A bound for what keeping v costs, cheap to take.
+---@param v any
+---@param left integer
+---@return integer
+function M.weight(v, left)
+  if cweight then return cweight(v, left) end
+  return lua_weight(v, left, 0)
+end
+
 local function key_text(k)
   if type(k) == "string" and k:match("^[%a_][%w_%-]*$") then
     return "." .. k

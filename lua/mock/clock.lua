@@ -91,6 +91,8 @@ function Clock:sleep(seconds)
 end
 Clock.advance = Clock.sleep
 
+local last_t, last_s       -- the mock's time changes seldom: the last one
+
 ---Seconds since the epoch as an RFC 3339 UTC timestamp, as the API
 ---server writes them ("2024-01-01T00:00:00Z"). Pure arithmetic
 ---(days-from-civil inverse), no os.date.
@@ -98,6 +100,7 @@ Clock.advance = Clock.sleep
 ---@return string
 function M.rfc3339(t)
   t = math.floor(t)
+  if t == last_t then return last_s end
   local days, secs = t // 86400, t % 86400
   -- Howard Hinnant's civil_from_days
   local z = days + 719468
@@ -110,8 +113,9 @@ function M.rfc3339(t)
   local d = doy - (153 * mp + 2) // 5 + 1
   local m = mp < 10 and mp + 3 or mp - 9
   if m <= 2 then y = y + 1 end
-  return string.format("%04d-%02d-%02dT%02d:%02d:%02dZ", y, m, d,
-    secs // 3600, secs % 3600 // 60, secs % 60)
+  last_t, last_s = t, string.format("%04d-%02d-%02dT%02d:%02d:%02dZ", y, m,
+    d, secs // 3600, secs % 3600 // 60, secs % 60)
+  return last_s
 end
 
 ---The current mock time as an RFC 3339 timestamp.

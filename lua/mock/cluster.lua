@@ -162,25 +162,10 @@ function Cluster:_seed_all(objs)
   end
 end
 
--- Deep copy keeping the null sentinel itself. An object's managedFields
--- entries are copied, their FieldsV1 tables shared: nothing changes them
--- (uphook.fieldset), and they are as big as the object.
+-- Deep copy keeping the null sentinel itself, FieldsV1 shared
+-- (fieldmanager.copy_object).
 function Cluster:_copy(v)
-  local md = type(v) == "table" and v.metadata
-  local mf = type(md) == "table" and md.managedFields
-  if type(mf) ~= "table" then return copy(v, self.null) end
-  local out, omd = {}, {}
-  for k, x in pairs(v) do
-    if k ~= "metadata" then out[k] = copy(x, self.null) end
-  end
-  for k, x in pairs(md) do
-    if k ~= "managedFields" then omd[k] = copy(x, self.null) end
-  end
-  local list = {}
-  for i, e in ipairs(mf) do list[i] = shallow(e) end
-  omd.managedFields = setmetatable(list, getmetatable(mf))
-  out.metadata = omd
-  return out
+  return fieldmanager.copy_object(v, self.null)
 end
 
 --- Kinds -----------------------------------------------------------------

@@ -22,13 +22,14 @@ local function fnv(s)
 end
 
 local SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"   -- apimachinery's rand
+local hashes, hashes_n = {}, 0    -- what was hashed -> its hash (bounded)
 
 ---A pod-template hash like the controllers' ("7c5ddbdf54": FNV-32a, its
 ---decimal digits mapped by apimachinery's rand.SafeEncodeString, as
 ---kubernetes/kubernetes@v1.32.3 pkg/controller/controller_utils.go
 ---ComputeHash). Cheap and approximate: it follows the containers' names
 ---and images, which is what upgrades change (hashing the whole template
----cost half the time of building a cluster).
+---cost half the time of building a cluster), each text hashed once.
 ---@param obj table
 ---@return string
 function M.template_hash(obj)
@@ -39,10 +40,16 @@ function M.template_hash(obj)
       parts[i] = tostring(c.name) .. "=" .. tostring(c.image)
     end
   end
-  return (tostring(fnv(table.concat(parts, ","))):gsub("%d", function(d)
+  local text = table.concat(parts, ",")
+  local h = hashes[text]
+  if h then return h end
+  h = tostring(fnv(text)):gsub("%d", function(d)
     local n = d:byte() % #SUFFIX_CHARS + 1
     return SUFFIX_CHARS:sub(n, n)
-  end))
+  end)
+  if hashes_n >= 256 then hashes, hashes_n = {}, 0 end
+  hashes[text], hashes_n = h, hashes_n + 1
+  return h
 end
 
 local function cond(type_, status, reason, message, ts)

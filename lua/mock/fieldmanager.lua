@@ -33,6 +33,36 @@ M.BEFORE_FIRST_APPLY = "before-first-apply"
 
 local function set_of(entry) return fieldset.set_of(entry.fieldsV1) end
 
+-- managedFields entries copied, their FieldsV1 tables shared (none: nil)
+local function copy_entries(mf)
+  if type(mf) ~= "table" then return mf end
+  local list = {}
+  for i, e in ipairs(mf) do list[i] = tables.shallow(e) end
+  return setmetatable(list, getmetatable(mf))
+end
+
+---Deep copy of an object keeping the `null` sentinel itself; its
+---managedFields entries are copied, their FieldsV1 tables shared: nothing
+---changes them (uphook.fieldset), and they are as big as the object.
+---@param v any
+---@param null any
+---@return any
+function M.copy_object(v, null)
+  local md = type(v) == "table" and v.metadata
+  local mf = type(md) == "table" and md.managedFields
+  if type(mf) ~= "table" then return tables.copy(v, null) end
+  local out, omd = {}, {}
+  for k, x in pairs(v) do
+    if k ~= "metadata" then out[k] = tables.copy(x, null) end
+  end
+  for k, x in pairs(md) do
+    if k ~= "managedFields" then omd[k] = tables.copy(x, null) end
+  end
+  omd.managedFields = copy_entries(mf)
+  out.metadata = omd
+  return out
+end
+
 ---The managers of an object: id -> {set, entry} (entry: the stored
 ---entry, whose manager/operation/apiVersion/subresource/time are kept).
 ---@param mf table[]|nil
@@ -225,9 +255,10 @@ end
 -- apply and update are pure functions of their arguments (the schema
 -- behind ref and ctx is fixed): a test suite repeats the same writes
 -- case after case (the same fixture, the same hook), so the last result
--- per object and manager is kept and given again, a copy, when every
--- argument is the same: same type, number subtype, metatable and keys
--- (tables.same). A raised error is never kept.
+-- per object and manager is kept and given again, a copy (FieldsV1
+-- shared, as M.copy_object does), when every argument is the same: same
+-- type, number subtype, metatable and keys (tables.same). A raised error
+-- is never kept.
 
 local MEMO_MAX = 256
 local memo, memo_n = {}, 0
@@ -273,7 +304,7 @@ function M.apply(ctx, ref, live, config, o)
   local key = memo_key("apply", ref, config.metadata, o)
   local m = memo_get(key, ctx, ref, o)
   if m and same(m.live, live) and same(m.config, config) then
-    return tables.copy(m.merged, ctx.null), m.changed
+    return M.copy_object(m.merged, ctx.null), m.changed
   end
   local merged, changed = apply_uncached(ctx, ref, live, config, o)
   memo_put(key, ctx, ref, o, { live = tables.copy(live, ctx.null),
@@ -294,7 +325,7 @@ function M.update(ctx, ref, live, new, o)
   local key = memo_key("create", ref, new.metadata, o)
   local m = memo_get(key, ctx, ref, o)
   if m and same(m.new, new) then
-    new.metadata.managedFields = tables.copy(m.mf, ctx.null)
+    new.metadata.managedFields = copy_entries(m.mf)
     return
   end
   local before = tables.copy(new, ctx.null)

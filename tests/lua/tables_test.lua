@@ -43,3 +43,51 @@ t.case("tables.same: a table with __eq is compared raw", function()
   t.ok(not tables.same(a, b), "__eq not used")
   t.ok(tables.same(a, setmetatable({ x = 1 }, mt)), "same raw content")
 end)
+
+-- uphook.tables.weight: what env:calls counts against CALLS_BYTES
+-- (lua/prims.lua), in C and, where the state has no C, in Lua: the same
+-- numbers either way.
+local function lua_only_tables()
+  local saved_c, saved_t = package.loaded["uphook.c.tables"],
+                           package.loaded["uphook.tables"]
+  local saved_pre = package.preload["uphook.c.tables"]
+  package.loaded["uphook.c.tables"], package.loaded["uphook.tables"] = nil, nil
+  package.preload["uphook.c.tables"] = function() error("no C here") end
+  local ok, m = pcall(require, "uphook.tables")
+  package.loaded["uphook.c.tables"], package.loaded["uphook.tables"] =
+    saved_c, saved_t
+  package.preload["uphook.c.tables"] = saved_pre
+  assert(ok, m)
+  return m
+end
+
+local function deep(n)
+  local v = "leaf"
+  for _ = 1, n do v = { v } end
+  return v
+end
+
+for _, impl in ipairs { { "C", tables }, { "Lua", lua_only_tables() } } do
+  local name, T = impl[1], impl[2]
+  t.case("tables.weight (" .. name .. "): strings their length, tables 16, "
+    .. "anything else 8", function()
+    t.eq(T.weight("abc", 100), 3, "a string")
+    t.eq(T.weight(42, 100), 8, "a number")
+    t.eq(T.weight({ a = "xy" }, 100), 16 + 1 + 2, "a map")
+    t.eq(T.weight(arr { 1, true }, 100), 16 + 8 + 8 + 8 + 8, "a list")
+    t.eq(T.weight({ m = { k = "v" } }, 100), 16 + 1 + (16 + 1 + 1), "nested")
+  end)
+  t.case("tables.weight (" .. name .. "): below depth 8 a table counts 8",
+  function()
+    -- deep(n): n tables down to "leaf"; each level 16 + its key (8)
+    t.eq(T.weight(deep(2), 1000), 16 + 8 + 16 + 8 + 4, "two levels")
+    t.eq(T.weight(deep(12), 1000), 9 * (16 + 8) + 8, "cut at depth 8")
+  end)
+  t.case("tables.weight (" .. name .. "): stops once past left", function()
+    local big = {}
+    for i = 1, 1000 do big[i] = string.rep("x", 100) end
+    local w = T.weight(big, 500)
+    t.ok(w > 500 and w < 1000, "stopped soon past 500, got " .. w)
+    t.eq(T.weight(big, 1 << 30), 16 + 1000 * (8 + 100), "all of it")
+  end)
+end
