@@ -60,9 +60,13 @@ n=0
 while ! grep -q "waiting for the addon lock" "$OUT" && [ $n -lt 1200 ]; do
   sleep 0.05; n=$((n + 1))
 done
+# (for a failure's report: was the holder still there, on the same file?)
+alive=no; kill -0 $HPID 2>/dev/null && alive=yes
+lsl=$(ls -li "$W/lock" 2>&1 | tr '\n' ' ')
 : > "$RELEASE"
 wait $UPID; RC=$?
 unset RELEASE
+echo "    holder $HPID alive at release: $alive; $lsl" >>"$OUT"
 expect "the lock let go during the wait: the upgrade runs" 0 \
   "waiting for the addon lock \(held by PID $HPID" "Upgraded hello"
 wait $HPID 2>/dev/null
