@@ -53,8 +53,7 @@ static char *module_name(const char *path)
   out = malloc(strlen(prefix) + n + 1);
   if (!out)
     return NULL;
-  strcpy(out, prefix);
-  strncat(out, rest, n - 4);
+  snprintf(out, strlen(prefix) + n + 1, "%s%.*s", prefix, (int)(n - 4), rest);
   for (p = out; *p; p++)
     if (*p == '/')
       *p = '.';
