@@ -36,6 +36,22 @@ function M.is(v)
   return getmetatable(v) == Error
 end
 
+--- A controller writing an object between a read and a write (a
+--- Deployment's rollout does, every few hundred ms) makes the server
+--- refuse the write as stale. Both who write with a precondition (the
+--- client-side apply upgrade, undo) read again and retry, as client-go's
+--- RetryOnConflict and kubectl's migrateToSSAIfNecessary do: only that 409,
+--- and at most this many tries in all.
+M.CONFLICT_TRIES = 5
+
+---Is `e` the server's 409 Conflict on a stale resourceVersion (not 409
+---AlreadyExists)?
+---@param e any
+---@return boolean
+function M.is_conflict(e)
+  return type(e) == "table" and e.code == 409 and e.reason == "Conflict"
+end
+
 ---400 for a malformed request.
 ---@param message string
 ---@return ApiError

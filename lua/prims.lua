@@ -17,6 +17,7 @@ local fieldset = require "uphook.fieldset"
 local nodes = require "uphook.nodes"
 local confirm = require "uphook.confirm"
 local tables = require "uphook.tables"
+local apierror = require "uphook.apierror"
 
 local M = {}
 
@@ -259,6 +260,42 @@ local function apply_item(run, obj, opts, reader, pending)
   return it
 end
 
+-- The client-side apply upgrades of `up` (items with it.upgraded), each
+-- a JSON patch of managedFields under the resourceVersion it was read
+-- at. One refused as stale (a controller wrote the object since) is read
+-- again, its upgrade made anew from what it is now, and sent again, as
+-- kubectl's migrateToSSAIfNecessary does, at most apierror.CONFLICT_TRIES
+-- times in all. Each item's it.current becomes what the server stores.
+local function csa_upgrades(run, up)
+  for try = 1, apierror.CONFLICT_TRIES do
+    local reqs = {}
+    for i, it in ipairs(up) do
+      reqs[i] = { kind = kinds.gvk(it.obj), name = it.key.name,
+        namespace = it.key.namespace, managed_fields = it.upgraded,
+        resource_version = it.current.metadata.resourceVersion }
+    end
+    local done, again = batch.set_managed_fields(run.backend, reqs), {}
+    for i, it in ipairs(up) do
+      local r = done[i]
+      if r and r.ok then
+        it.current = r.stored
+      elseif r and not (apierror.is_conflict(r.error)
+                        and try < apierror.CONFLICT_TRIES) then
+        error(r.error, 0)
+      else   -- stale, or never sent (one by one, after a stale one)
+        if r then
+          it.current = run.backend:get(reqs[i].kind, it.key.name,
+            it.key.namespace)
+          it.upgraded = csa_upgrade(it.current)
+        end
+        if it.upgraded then again[#again + 1] = it end
+      end
+    end
+    if #again == 0 then return end
+    up = again
+  end
+end
+
 -- The request of each item: a server dry run under plan; else, after the
 -- batch's priors are journaled, the client-side apply upgrade first.
 local function apply_requests(run, items)
@@ -271,29 +308,18 @@ local function apply_requests(run, items)
     end
     rollback.record_all(run, recs)
   end
-  local upgrades, up = {}, {}
+  local up = {}
   for _, it in ipairs(items) do
-    if not run.plan and it.upgraded then
-      up[#up + 1] = it
-      upgrades[#upgrades + 1] = { kind = kinds.gvk(it.obj),
-        name = it.key.name, namespace = it.key.namespace,
-        managed_fields = it.upgraded,
-        resource_version = it.prior.metadata.resourceVersion }
-    end
+    it.current = it.prior
+    if not run.plan and it.upgraded then up[#up + 1] = it end
   end
-  local done = #up > 0 and batch.set_managed_fields(run.backend, upgrades)
-    or {}
-  for i, it in ipairs(up) do
-    local r = done[i]
-    if r and not r.ok then error(r.error, 0) end
-    it.base = r and r.stored
-  end
+  if #up > 0 then csa_upgrades(run, up) end
   for _, it in ipairs(items) do
     if run.plan and not it.planned then
       it.opts = { dry_run = true, prior = it.prior or false,
         managed_fields = it.upgraded }
     elseif not run.plan then
-      it.opts = { prior = it.base or it.prior or false }
+      it.opts = { prior = it.current or false }
     end
     if it.opts then send[#send + 1] = it end
   end

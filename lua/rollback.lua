@@ -5,6 +5,7 @@
 --- made. Undo walks the records in reverse. `uphook recover` replays a
 --- journal left by a crashed run through the same undo.
 local kinds = require "uphook.kinds"
+local apierror = require "uphook.apierror"
 local tables = require "uphook.tables"
 local lease = require "uphook.lease"
 local nodes = require "uphook.nodes"
@@ -155,15 +156,9 @@ local function backup_path(journal_path, b)
   return dir .. "/" .. b, dir, b
 end
 
---- A controller writing the object's status between our read and our
---- write (a Deployment's rollout does, every few hundred ms) makes the
---- server refuse the write as stale: read again and retry, as client-go's
---- RetryOnConflict does. Only that 409 is retried, and only a few times.
-local CONFLICT_TRIES = 5
-
-local function conflict(e)
-  return type(e) == "table" and e.code == 409 and e.reason == "Conflict"
-end
+--- A write refused as stale is read again and retried (apierror).
+local CONFLICT_TRIES = apierror.CONFLICT_TRIES
+local conflict = apierror.is_conflict
 
 --- Left alone: the change is not undone and the run ends with exit 6.
 local function left_alone(why)

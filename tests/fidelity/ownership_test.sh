@@ -131,8 +131,24 @@ live() {
 run live "$TMP/v1" plan
 expect "live v1 plan: enable's field since-1.0 goes, dropped comes" 0 \
   'data.since-1.0: "gone in 1.1.0" -> \(absent\)' 'data.dropped: \(absent\) -> "2"'
+# a controller's write between uphook's read and its client-side apply
+# upgrade: the server refuses that JSON patch as stale, once; uphook reads
+# again and retries, as kubectl does
+ctl DELETE requests > /dev/null
+ctl POST faults '{"method": "PATCH", "path": "/configmaps/demo$",
+  "query": "^fieldManager=uphook$", "status": 409, "reason": "Conflict",
+  "count": 1, "message": "Operation cannot be fulfilled on configmaps \"demo\": the object has been modified; please apply your changes to the latest version and try again"}' > /dev/null
 run live "$TMP/v1" upgrade
-expect "live v1 upgrade" 0
+expect "live v1 upgrade, through a 409 Conflict on its client-side apply upgrade" 0
+ctl GET requests > "$TMP/requests.json"
+run python3 -c "
+import json, sys
+log = json.load(open(sys.argv[1]))['log']
+print([(r['status'], bool(r['fault'])) for r in log
+       if r['method'] == 'PATCH' and r['path'].endswith('/configmaps/demo')
+       and r['query'] == 'fieldManager=uphook'])" "$TMP/requests.json"
+expect "live v1: the stale patch was sent again and landed" 0 \
+  "^\[\(409, True\), \(200, False\)\]$"
 run live_cm "sorted(cm['data']), sorted(m['manager'] for m in cm['metadata']['managedFields']), 'kubectl.kubernetes.io/last-applied-configuration' in (cm['metadata'].get('annotations') or {})"
 expect "live v1: since-1.0 gone, dropped there, the user's edit kept, uphook owns enable's fields, no last-applied" 0 \
   "^\['dropped', 'edited', 'keep'\] \['kubectl-edit', 'uphook'\] False$"

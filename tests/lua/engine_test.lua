@@ -117,3 +117,68 @@ t.case("a saved parameter outside the choices never reaches the hook", function(
   t.eq(r.code, 0, r.error)
   t.eq(e:state().params.color, "red")
 end)
+
+-- The client-side apply upgrade (docs/internals.md, "Field ownership") is
+-- a write under the resourceVersion uphook read: another writer in
+-- between makes the server refuse it as stale (409 Conflict). `write(o,
+-- n)` changes the object `o` for the n-th of `races` such writes, each
+-- just before a try; it returns the managedFields to set when the write
+-- is of those alone.
+local function csa_env(races, write)
+  local e = t.env { addon = "addons/hello", cluster = "fixtures_csa.yaml" }
+  local b, stats = e.backend, { patches = 0, races = 0 }
+  local set = b.set_managed_fields
+  b.set_managed_fields = function(self, ...)
+    stats.patches = stats.patches + 1
+    if stats.races < races then
+      stats.races = stats.races + 1
+      local o = self:get("v1/ConfigMap", "hello", "default")
+      local mf = write(o, stats.races)
+      if mf then set(self, "v1/ConfigMap", "hello", "default", mf)
+      else self:replace(o) end
+    end
+    return set(self, ...)
+  end
+  return e, stats
+end
+
+t.case("the client-side apply upgrade reads again when another writer "
+  .. "got in between", function()
+  local e, stats = csa_env(2, function(o, n)
+    o.metadata.annotations["controller"] = tostring(n)
+  end)
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.eq(stats.patches, 3, "two refused as stale, then one that lands")
+  local cm = e:get("ConfigMap", "hello", "default")
+  t.eq(cm.data, { color = "blue" }, "the field 1.2.0 dropped is gone")
+  t.eq(cm.metadata.annotations.controller, "2",
+    "the other writer's change is kept, not overwritten")
+  local managers = {}
+  for _, m in ipairs(cm.metadata.managedFields) do
+    managers[#managers + 1] = m.manager
+  end
+  t.ok(not table.concat(managers, " "):find("kubectl%-client%-side%-apply"),
+    "kubectl-client-side-apply's fields moved to uphook")
+end)
+
+t.case("a conflict that never clears fails the upgrade, bounded, and "
+  .. "names the object", function()
+  local tries = require("uphook.apierror").CONFLICT_TRIES
+  -- a controller's bookkeeping: no field a client writes changes, so
+  -- undo finds the object as it was
+  local e, stats = csa_env(tries, function(o, n)
+    local mf = o.metadata.managedFields
+    mf[#mf + 1] = { manager = "controller-" .. n, operation = "Update",
+      apiVersion = "v1", fieldsType = "FieldsV1",
+      fieldsV1 = { ["f:data"] = { ["f:color"] = {} } } }
+    return mf
+  end)
+  local r = e:upgrade {}
+  t.eq(r.code, 4, table.concat(r.log, "\n"))
+  t.match(r.error, 'Operation cannot be fulfilled on configmaps "hello"')
+  t.eq(stats.patches, tries + 1,
+    "bounded tries, then undo's write of the prior managedFields")
+  t.eq(e:get("ConfigMap", "hello", "default").data,
+    { color = "green", shade = "dark" }, "nothing changed")
+end)
