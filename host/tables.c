@@ -8,7 +8,9 @@
  * answers false for a table whose metatable has __pairs or __metatable,
  * equal nil for one with __eq, __index or __pairs, and both for nesting
  * deeper than MAX_DEPTH; lua/tables.lua then does it in Lua.  And the
- * weight of a value (tables.weight), as Lua counts it. */
+ * weight of a value (tables.weight), as Lua counts it, and the
+ * projection of what the server stored onto what was applied
+ * (tables.project). */
 #include <lauxlib.h>
 #include <lua.h>
 #include "tables.h"
@@ -213,10 +215,96 @@ static int tables_weight(lua_State *L)
   return 1;
 }
 
+/* A metatable the projection's raw reads see through (plain_for_equal,
+ * and no __len or __metatable)?  A value without one is. */
+static int plain_for_project(lua_State *L, int idx)
+{
+  int top = lua_gettop(L), ok;
+  if (!plain_for_equal(L, idx))
+    return 0;
+  if (!lua_getmetatable(L, idx))
+    return 1;
+  ok = lua_getfield(L, top + 1, "__len") == LUA_TNIL
+       && lua_getfield(L, top + 1, "__metatable") == LUA_TNIL;
+  lua_settop(L, top);
+  return ok;
+}
+
+static int project_at(lua_State *L, int s, int a, int depth);
+
+/* The list branch: a list of the same length, each element projected. */
+static int project_list(lua_State *L, int s, int a, int depth)
+{
+  int top = lua_gettop(L);
+  lua_Integer i, n = (lua_Integer)lua_rawlen(L, a);
+  if ((lua_Integer)lua_rawlen(L, s) != n) {
+    lua_pushvalue(L, s);
+    return 0;
+  }
+  lua_createtable(L, n > 0 && n < 1 << 20 ? (int)n : 0, 0);
+  for (i = 1; i <= n; i++) {
+    lua_rawgeti(L, s, i);
+    lua_rawgeti(L, a, i);                    /* [out, s[i], a[i]] */
+    if (project_at(L, top + 2, top + 3, depth + 1)) {
+      lua_settop(L, top);
+      return -1;
+    }
+    lua_rawseti(L, top + 1, i);
+    lua_settop(L, top + 1);
+  }
+  if (lua_getmetatable(L, s))
+    lua_setmetatable(L, top + 1);
+  return 0;
+}
+
+/* Push lua/tables.lua's project(stored, applied) of the values at s and
+ * a (absolute); 0, or -1 when it must be done in Lua (the stack is then
+ * left as it was). */
+static int project_at(lua_State *L, int s, int a, int depth)
+{
+  int top = lua_gettop(L), list;
+  if (lua_type(L, a) != LUA_TTABLE || lua_type(L, s) != LUA_TTABLE) {
+    lua_pushvalue(L, s);
+    return 0;
+  }
+  if (depth > MAX_DEPTH || !lua_checkstack(L, 8)
+      || !plain_for_project(L, a) || !plain_for_project(L, s))
+    return -1;
+  list = lua_rawgeti(L, a, 1) != LUA_TNIL || lua_getmetatable(L, a);
+  lua_settop(L, top);
+  if (list)
+    return project_list(L, s, a, depth);
+  lua_newtable(L);
+  lua_pushnil(L);
+  while (lua_next(L, a)) {                   /* [out, k, v] */
+    lua_pushvalue(L, -2);
+    if (lua_rawget(L, s) != LUA_TNIL) {      /* [out, k, v, s[k]] */
+      if (project_at(L, top + 4, top + 3, depth + 1)) {
+        lua_settop(L, top);
+        return -1;
+      }
+      lua_pushvalue(L, top + 2);
+      lua_insert(L, -2);
+      lua_rawset(L, top + 1);                /* out[k] = projection */
+    }
+    lua_settop(L, top + 2);
+  }
+  return 0;
+}
+
+/* project(stored, applied) -> lua/tables.lua's project | nothing (do it
+ * in Lua) */
+static int tables_project(lua_State *L)
+{
+  lua_settop(L, 2);
+  return project_at(L, 1, 2, 0) ? 0 : 1;
+}
+
 static const luaL_Reg tables_funcs[] = {
   { "copy", tables_copy },
   { "equal", tables_equal },
   { "weight", tables_weight },
+  { "project", tables_project },
   { NULL, NULL }
 };
 

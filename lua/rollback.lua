@@ -203,22 +203,9 @@ local function restore_kube(b, gvk, r, want, mf)
   return what
 end
 
---- `stored` cut down to the fields `applied` has (lists whose length
---- changed are kept whole): what uphook owns of what the server stored.
-function M.project(stored, applied)
-  if type(applied) ~= "table" or type(stored) ~= "table" then return stored end
-  if applied[1] ~= nil or getmetatable(applied) then
-    if #stored ~= #applied then return stored end
-    local out = {}
-    for i = 1, #applied do out[i] = M.project(stored[i], applied[i]) end
-    return setmetatable(out, getmetatable(stored))
-  end
-  local out = {}
-  for k, v in pairs(applied) do
-    if stored[k] ~= nil then out[k] = M.project(stored[k], v) end
-  end
-  return out
-end
+--- `stored` cut down to the fields `applied` has: what uphook owns of
+--- what the server stored (lua/tables.lua, in C where the state has it).
+M.project = tables.project
 
 --- Does `cur` still hold every field of `want`, with its value? The path
 --- of the first that differs otherwise. Status and the server's metadata

@@ -135,6 +135,17 @@ local function parse_text(text)
   return v
 end
 
+-- Parsed versions, by text (bounded as range_cache below); each caller
+-- gets its own copy, which it may change.
+local version_cache, version_count = {}, 0
+
+local function fresh(v)
+  local pre = {}
+  for i, id in ipairs(v.prerelease) do pre[i] = id end
+  return setmetatable({ major = v.major, minor = v.minor, patch = v.patch,
+    prerelease = pre, build = v.build }, Version)
+end
+
 ---Parse a version. A leading `v` is allowed; `1` and `1.2` parse as
 ---`1.0.0` and `1.2.0`.
 ---@param v string
@@ -148,9 +159,14 @@ function M.parse(v)
     return nil, string.format("invalid version '%s...': longer than %d",
                               v:sub(1, 40), MAX_LENGTH)
   end
+  local hit = version_cache[v]
+  if hit then return fresh(hit) end
   local parsed, err = parse_text(v)
   if not parsed then
     return nil, string.format("invalid version '%s': %s", v, err)
+  end
+  if version_count < 256 then
+    version_cache[v], version_count = fresh(parsed), version_count + 1
   end
   return parsed
 end

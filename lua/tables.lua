@@ -156,6 +156,40 @@ function M.weight(v, left)
   return lua_weight(v, left, 0)
 end
 
+local function lua_project(stored, applied)
+  if type(applied) ~= "table" or type(stored) ~= "table" then return stored end
+  if applied[1] ~= nil or getmetatable(applied) then
+    if #stored ~= #applied then return stored end
+    local out = {}
+    for i = 1, #applied do out[i] = lua_project(stored[i], applied[i]) end
+    return setmetatable(out, getmetatable(stored))
+  end
+  local out = {}
+  for k, v in pairs(applied) do
+    if stored[k] ~= nil then out[k] = lua_project(stored[k], v) end
+  end
+  return out
+end
+
+local cproject = has_c and type(ctables) == "table" and ctables.project
+  or nil
+
+---`stored` cut down to the fields `applied` has (lists whose length
+---changed are kept whole, values that are not tables on both sides are
+---stored's): what an applier owns of what the server stored. New tables
+---down to where the two differ in shape; stored's values below that are
+---shared.
+---@param stored any
+---@param applied any
+---@return any
+function M.project(stored, applied)
+  if cproject and type(stored) == "table" and type(applied) == "table" then
+    local out = cproject(stored, applied)
+    if out ~= nil then return out end
+  end
+  return lua_project(stored, applied)
+end
+
 local function key_text(k)
   if type(k) == "string" and k:match("^[%a_][%w_%-]*$") then
     return "." .. k

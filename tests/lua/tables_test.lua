@@ -44,9 +44,9 @@ t.case("tables.same: a table with __eq is compared raw", function()
   t.ok(tables.same(a, setmetatable({ x = 1 }, mt)), "same raw content")
 end)
 
--- uphook.tables.weight: what env:calls counts against CALLS_BYTES
--- (lua/prims.lua), in C and, where the state has no C, in Lua: the same
--- numbers either way.
+-- uphook.tables.weight (what env:calls counts against CALLS_BYTES,
+-- lua/prims.lua) and tables.project, in C and, where the state has no C,
+-- in Lua: the same results either way.
 local function lua_only_tables()
   local saved_c, saved_t = package.loaded["uphook.c.tables"],
                            package.loaded["uphook.tables"]
@@ -82,6 +82,40 @@ for _, impl in ipairs { { "C", tables }, { "Lua", lua_only_tables() } } do
     -- deep(n): n tables down to "leaf"; each level 16 + its key (8)
     t.eq(T.weight(deep(2), 1000), 16 + 8 + 16 + 8 + 4, "two levels")
     t.eq(T.weight(deep(12), 1000), 9 * (16 + 8) + 8, "cut at depth 8")
+  end)
+  -- tables.project: what undo checks an object still holds (rollback's
+  -- made record, docs/state.md)
+  t.case("tables.project (" .. name .. "): stored cut down to the applied "
+    .. "fields", function()
+    local stored = { kind = "Deployment", status = { ready = 1 },
+      metadata = { name = "d", uid = "u", labels = { a = "1", b = "2" } },
+      spec = { replicas = 2, template = { containers = arr {
+        { name = "c", image = "new", ports = arr { { p = 1 } } } } } } }
+    local applied = { kind = "Deployment",
+      metadata = { name = "d", labels = { a = "x" }, gone = "y" },
+      spec = { template = { containers = arr { { name = "c",
+        image = "old" } } } } }
+    local got = T.project(stored, applied)
+    t.eq(got, { kind = "Deployment", metadata = { name = "d",
+      labels = { a = "1" } }, spec = { template = { containers = arr {
+      { name = "c", image = "new" } } } } })
+    t.eq(getmetatable(got.spec.template.containers), getmetatable(arr {}),
+      "a list stays a list")
+    t.ok(got.metadata ~= stored.metadata, "new tables where they differ")
+  end)
+  t.case("tables.project (" .. name .. "): a list of another length, or "
+    .. "a value that is not a table on both sides, is stored's", function()
+    local l = arr { 1, 2, 3 }
+    local got = T.project({ l = l, m = { k = 1 }, s = "x" },
+      { l = arr { 1 }, m = "scalar", s = { deep = true } })
+    t.ok(rawequal(got.l, l), "the list of another length, shared")
+    t.eq(got.m, { k = 1 })
+    t.eq(got.s, "x")
+    t.eq(T.project("a", { x = 1 }), "a")
+    t.eq(T.project({ x = 1 }, nil), { x = 1 })
+    -- a metatable whose __index a raw read would miss: done as Lua does
+    local s = setmetatable({}, { __index = function() return 5 end })
+    t.eq(T.project(s, { y = 1 }), { y = 5 })
   end)
   t.case("tables.weight (" .. name .. "): stops once past left", function()
     local big = {}
