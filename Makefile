@@ -21,12 +21,15 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all deps test asan install uninstall clean demo bench fuzz fuzz-build unit valgrind
 all: $(BUILD)/uphook
 
+# lua5.4, the interpreter, is what make bench sets the harness and start-up
+# beside; kubectl (not a Debian package) is the API benchmarks' other side.
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	  liblua5.4-dev libyaml-dev libcurl4-openssl-dev libssl-dev \
 	  libjansson-dev libseccomp-dev libmsgpack-dev pkg-config \
-	  python3 python3-yaml python3-click python3-jsonschema openssl curl
+	  python3 python3-yaml python3-click python3-jsonschema openssl curl \
+	  lua5.4
 
 # The build tool that compiles lua/ and stdlib/ to bytecode for the binary
 # (host/embed.c): built plain, without the sanitizers of CFLAGS.

@@ -46,6 +46,8 @@ t.case("rmtree removes a tree, its links but not what they point to",
       assert(sys.write(string.format("%s/a/b/f%03d", dir, i), "x"))
     end
     assert(sys.write(dir .. "/a/b/c/leaf", "y"))
+    assert(sys.mkdirs(dir .. "/empty/inner"))  -- empty folders, nested
+    assert(sys.mkdirs(dir .. "/a/b/empty"))
     t.eq(sys.run { "ln", "-s", outside, dir .. "/a/link" }, 0)
     t.eq(sys.run { "ln", "-s", outside .. "/keep", dir .. "/a/b/c/flink" }, 0)
     t.eq(sys.rmtree(dir), true)
