@@ -3,7 +3,8 @@
  * mock cluster copies every object it returns and stores and compares
  * what it merges.  The same results as the Lua functions: every table
  * copied with its metatable, `null` kept (or, with drop_null, left out
- * of maps), whether a null was met reported; equality of plain data,
+ * of maps), whether a null was met and whether the copy holds an empty
+ * table reported; equality of plain data,
  * metatables ignored.  What Lua would see otherwise is left to Lua: copy
  * answers false for a table whose metatable has __pairs or __metatable,
  * equal nil for one with __eq, __index or __pairs, and both for nesting
@@ -22,6 +23,7 @@ typedef struct {
   int null;        /* stack index of null, 0 when none */
   int drop;
   int saw_null;
+  int saw_empty;   /* a table of the copy is empty (lua/mock: omitempty) */
 } copy_ctx;
 
 /* A metatable pairs() and getmetatable() see as it is? */
@@ -43,7 +45,7 @@ static int is_null(copy_ctx *c, int idx)
 static int copy_table(copy_ctx *c, int src, int depth)
 {
   lua_State *L = c->L;
-  int out, top = lua_gettop(L);
+  int out, kept, top = lua_gettop(L);
   if (depth > MAX_DEPTH || !lua_checkstack(L, 8))
     return -1;
   if (lua_getmetatable(L, src) && !plain_mt(L, lua_gettop(L))) {
@@ -53,6 +55,7 @@ static int copy_table(copy_ctx *c, int src, int depth)
   lua_settop(L, top);
   lua_createtable(L, (int)lua_rawlen(L, src), 0);
   out = lua_gettop(L);
+  kept = 0;
   lua_pushnil(L);
   while (lua_next(L, src)) {              /* [out, k, x] */
     if (is_null(c, -1)) {
@@ -61,6 +64,7 @@ static int copy_table(copy_ctx *c, int src, int depth)
         lua_pushvalue(L, -2);
         lua_pushvalue(L, -2);
         lua_rawset(L, out);
+        kept = 1;
       }
     } else if (lua_type(L, -1) == LUA_TTABLE) {
       lua_pushvalue(L, -2);               /* [out, k, x, k] */
@@ -69,19 +73,24 @@ static int copy_table(copy_ctx *c, int src, int depth)
         return -1;
       }
       lua_rawset(L, out);                 /* out[k] = copy of x */
+      kept = 1;
     } else {
       lua_pushvalue(L, -2);
       lua_pushvalue(L, -2);
       lua_rawset(L, out);
+      kept = 1;
     }
     lua_pop(L, 1);
   }
+  if (!kept)
+    c->saw_empty = 1;
   if (lua_getmetatable(L, src))
     lua_setmetatable(L, out);
   return 0;
 }
 
-/* copy(t, null, drop_null) -> the copy, whether a null was met | false */
+/* copy(t, null, drop_null) -> the copy, whether a null was met, whether
+ * the copy holds an empty table | false */
 static int tables_copy(lua_State *L)
 {
   copy_ctx c;
@@ -91,12 +100,14 @@ static int tables_copy(lua_State *L)
   c.null = lua_isnil(L, 2) ? 0 : 2;
   c.drop = lua_toboolean(L, 3);
   c.saw_null = 0;
+  c.saw_empty = 0;
   if (copy_table(&c, 1, 0)) {
     lua_pushboolean(L, 0);
     return 1;
   }
   lua_pushboolean(L, c.saw_null);
-  return 2;
+  lua_pushboolean(L, c.saw_empty);
+  return 3;
 }
 
 /* Is the metatable of the value at idx one that == and indexing ignore

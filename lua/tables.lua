@@ -10,12 +10,13 @@ local M = {}
 ---stays a sequence. With `drop_null`, map fields equal to `null` are left
 ---out (list items stay: a null item is data). With `note` (a table),
 ---`note.null` is set to true when a `null` was met (an applied null is
----data to the mock's merge).
+---data to the mock's merge), and `note.empty` when a table of the copy is
+---empty (the mock looks for empty maps to drop only then).
 ---@generic T
 ---@param v T
 ---@param null? any
 ---@param drop_null? boolean
----@param note? {null?: boolean}
+---@param note? {null?: boolean, empty?: boolean}
 ---@return T
 local function lua_copy(v, null, drop_null, note)
   if type(v) ~= "table" or v == null then return v end
@@ -29,6 +30,7 @@ local function lua_copy(v, null, drop_null, note)
         or x
     end
   end
+  if note and next(out) == nil then note.empty = true end
   local mt = getmetatable(v)
   if mt then setmetatable(out, mt) end
   return out
@@ -42,9 +44,12 @@ local ccopy = has_c and type(ctables) == "table" and ctables.copy or nil
 local function copy(v, null, drop_null, note)
   if type(v) ~= "table" or v == null then return v end
   if ccopy then
-    local out, saw_null = ccopy(v, null, drop_null)
+    local out, saw_null, saw_empty = ccopy(v, null, drop_null)
     if out then
-      if saw_null and note then note.null = true end
+      if note then
+        if saw_null then note.null = true end
+        if saw_empty then note.empty = true end
+      end
       return out
     end
   end

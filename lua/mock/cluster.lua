@@ -380,9 +380,17 @@ end
 
 -- A new object from a request body: validated, defaulted, not stored.
 function Cluster:_new_object(info, obj)
-  local new = copy(obj, self.null, true)
-  if not info.versions then
-    ssa.drop_empty_maps(self.ssa, self:_ref(info), new)   -- omitempty
+  local note, src = {}, obj
+  if type(obj.metadata) == "table" and obj.metadata.managedFields ~= nil then
+    -- server metadata, dropped below: not copied (its FieldsV1 are {})
+    src = shallow(obj)
+    src.metadata = shallow(obj.metadata)
+    src.metadata.managedFields = nil
+  end
+  local new = copy(src, self.null, true, note)
+  -- omitempty; a copy without an empty table has no empty map to drop
+  if not info.versions and note.empty then
+    ssa.drop_empty_maps(self.ssa, self:_ref(info), new)
   end
   local md = new.metadata
   md.namespace = norm_ns(info, md.namespace)
@@ -945,8 +953,9 @@ function Cluster:replace(obj, opts)
       and md.resourceVersion ~= old.metadata.resourceVersion then
     raise(errors.conflict(info, md.name))
   end
-  local new = copy(obj, self.null, true)
-  if not info.versions then
+  local note = {}
+  local new = copy(obj, self.null, true, note)
+  if not info.versions and note.empty then
     ssa.drop_empty_maps(self.ssa, self:_ref(info), new)   -- omitempty
   end
   local sent = new.metadata.managedFields

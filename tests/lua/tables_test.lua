@@ -117,6 +117,27 @@ for _, impl in ipairs { { "C", tables }, { "Lua", lua_only_tables() } } do
     local s = setmetatable({}, { __index = function() return 5 end })
     t.eq(T.project(s, { y = 1 }), { y = 5 })
   end)
+  t.case("tables.copy (" .. name .. "): the note says whether a null was "
+    .. "met and whether the copy holds an empty table", function()
+    local null = setmetatable({}, { __name = "null" })
+    local function note_of(v, drop)
+      local note = {}
+      local c = T.copy(v, null, drop, note)
+      return note, c
+    end
+    local n, c = note_of({ a = { b = { c = 1 } }, l = arr { 1, 2 } })
+    t.eq(n, {}, "no null, nothing empty")
+    t.eq(c, { a = { b = { c = 1 } }, l = { 1, 2 } })
+    t.eq(note_of({ a = { b = {} } }), { empty = true }, "an empty map deep down")
+    t.eq(note_of({ l = arr {} }), { empty = true }, "an empty list")
+    t.eq(note_of({ a = { b = null } }, false), { null = true },
+      "a null kept: not empty")
+    n, c = note_of({ a = { b = null } }, true)
+    t.eq(n, { null = true, empty = true }, "dropping the null leaves {} behind")
+    t.eq(c, { a = {} })
+    t.eq(note_of({ l = arr { null } }, true), { null = true },
+      "a null list item stays")
+  end)
   t.case("tables.weight (" .. name .. "): stops once past left", function()
     local big = {}
     for i = 1, 1000 do big[i] = string.rep("x", 100) end
