@@ -45,7 +45,7 @@ static int is_null(copy_ctx *c, int idx)
 static int copy_table(copy_ctx *c, int src, int depth)
 {
   lua_State *L = c->L;
-  int out, kept, top = lua_gettop(L);
+  int out, top = lua_gettop(L);
   if (depth > MAX_DEPTH || !lua_checkstack(L, 8))
     return -1;
   if (lua_getmetatable(L, src) && !plain_mt(L, lua_gettop(L))) {
@@ -55,7 +55,6 @@ static int copy_table(copy_ctx *c, int src, int depth)
   lua_settop(L, top);
   lua_createtable(L, (int)lua_rawlen(L, src), 0);
   out = lua_gettop(L);
-  kept = 0;
   lua_pushnil(L);
   while (lua_next(L, src)) {              /* [out, k, x] */
     if (is_null(c, -1)) {
@@ -64,7 +63,6 @@ static int copy_table(copy_ctx *c, int src, int depth)
         lua_pushvalue(L, -2);
         lua_pushvalue(L, -2);
         lua_rawset(L, out);
-        kept = 1;
       }
     } else if (lua_type(L, -1) == LUA_TTABLE) {
       lua_pushvalue(L, -2);               /* [out, k, x, k] */
@@ -73,16 +71,17 @@ static int copy_table(copy_ctx *c, int src, int depth)
         return -1;
       }
       lua_rawset(L, out);                 /* out[k] = copy of x */
-      kept = 1;
     } else {
       lua_pushvalue(L, -2);
       lua_pushvalue(L, -2);
       lua_rawset(L, out);
-      kept = 1;
     }
     lua_pop(L, 1);
   }
-  if (!kept)
+  lua_pushnil(L);
+  if (lua_next(L, out))                   /* not empty */
+    lua_pop(L, 2);
+  else
     c->saw_empty = 1;
   if (lua_getmetatable(L, src))
     lua_setmetatable(L, out);

@@ -80,6 +80,18 @@ M.DATA_LOSS = {
   CustomResourceDefinition = true,
 }
 
+---Metadata as a client writes it: a shallow copy of `md` without the
+---server's fields (M.SERVER_METADATA; the tables below are shared).
+---@param md table?
+---@return table
+function M.client_metadata(md)
+  local out = {}
+  for k, v in pairs(md or {}) do
+    if not M.IS_SERVER_METADATA[k] then out[k] = v end
+  end
+  return out
+end
+
 ---The object as a client would write it back: a shallow copy without the
 ---server's metadata fields and without status (the tables below the top
 ---level and metadata are shared with `obj`).
@@ -88,11 +100,7 @@ M.DATA_LOSS = {
 function M.clean(obj)
   local o = {}
   for k, v in pairs(obj) do o[k] = v end
-  local md = {}
-  for k, v in pairs(obj.metadata or {}) do
-    if not M.IS_SERVER_METADATA[k] then md[k] = v end
-  end
-  o.metadata, o.status = md, nil
+  o.metadata, o.status = M.client_metadata(obj.metadata), nil
   return o
 end
 

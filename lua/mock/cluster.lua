@@ -380,13 +380,10 @@ end
 
 -- A new object from a request body: validated, defaulted, not stored.
 function Cluster:_new_object(info, obj)
-  local note, src = {}, obj
-  if type(obj.metadata) == "table" and obj.metadata.managedFields ~= nil then
-    -- server metadata, dropped below: not copied (its FieldsV1 are {})
-    src = shallow(obj)
-    src.metadata = shallow(obj.metadata)
-    src.metadata.managedFields = nil
-  end
+  -- the server's metadata is left out before the copy, not after (a
+  -- fixture's managedFields would be copied to go, their FieldsV1 all {})
+  local src, note = shallow(obj), {}
+  src.metadata = names.client_metadata(obj.metadata)
   local new = copy(src, self.null, true, note)
   -- omitempty; a copy without an empty table has no empty map to drop
   if not info.versions and note.empty then
@@ -394,7 +391,6 @@ function Cluster:_new_object(info, obj)
   end
   local md = new.metadata
   md.namespace = norm_ns(info, md.namespace)
-  for _, f in ipairs(SERVER_META) do md[f] = nil end
   if info.status then new.status = nil end
   local errs = validate.create(info, new)
   if #errs > 0 then raise(errors.invalid(info, md.name, errs)) end
