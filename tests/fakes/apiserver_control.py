@@ -11,10 +11,13 @@ from apiserver_types import ApiError, bad_request
 ACTIONS = ("status", "drop", "delay", "slow-watch", "cut-watch")
 
 
-def note_request(state, method, path, query, status, fault, agent):
+def note_request(state, method, path, query, status, fault, agent, received):
+    """Logs an answered request: `received` when it came in, `time` after
+    its answer was sent (a client may act on the answer in between)."""
     with state.lock:
         state.counts["%s %s" % (method, path)] += 1
-        state.requests.append({"n": sum(state.counts.values()), "time": round(time.time(), 3), "method": method, "path": path,
+        state.requests.append({"n": sum(state.counts.values()), "received": round(received, 6),
+                               "time": round(time.time(), 3), "method": method, "path": path,
                                "query": query, "status": status, "fault": fault,
                                "userAgent": agent})
 

@@ -164,6 +164,7 @@ class Handler(BaseHTTPRequestHandler):
         return False
 
     def dispatch(self):
+        received = time.time()
         self.status_sent = 0
         u = urllib.parse.urlsplit(self.path)
         path = u.path.rstrip("/") or "/"
@@ -201,7 +202,7 @@ class Handler(BaseHTTPRequestHandler):
             if path != "/_fake" and not path.startswith("/_fake/"):
                 note_request(state, self.command, path, u.query, self.status_sent,
                                    fault["action"] if fault else None,
-                                   self.headers.get("User-Agent", ""))
+                                   self.headers.get("User-Agent", ""), received)
 
     def apply_fault(self, fault, path):
         """True when the fault answered (or dropped) the request."""
