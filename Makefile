@@ -13,7 +13,7 @@ override LDLIBS += $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -ldl
 
 HOST_SRC := $(filter-out host/main.c host/embed.c,$(wildcard host/*.c))
 HOST_OBJ := $(HOST_SRC:host/%.c=$(BUILD)/host/%.o)
-LUA_SRC  := $(sort $(wildcard lua/*.lua lua/*/*.lua stdlib/*.lua))
+LUA_SRC  := $(sort $(wildcard lua/*/*.lua lua/*/*/*.lua stdlib/*.lua))
 LUA_SRC  := $(filter-out %_test.lua,$(LUA_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -100,7 +100,7 @@ install: $(BUILD)/uphook
 	install -Dm755 $(BUILD)/uphook $(DESTDIR)$(PREFIX)/bin/uphook
 	install -Dm644 docs/meta/uphook.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook.lua
 	install -Dm644 docs/meta/uphook/test.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook/test.lua
-	install -Dm644 lua/semver.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook/semver.lua
+	install -Dm644 lua/core/semver.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook/semver.lua
 	install -m644 $(filter-out %_test.lua,$(wildcard stdlib/*.lua)) $(DESTDIR)$(PREFIX)/share/uphook/meta/
 	sed 's|/usr/local/share/uphook|$(PREFIX)/share/uphook|' docs/luarc.json \
 	  > $(DESTDIR)$(PREFIX)/share/uphook/luarc.json

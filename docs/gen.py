@@ -19,8 +19,8 @@ OUT = os.path.join(ROOT, "docs", "reference.md")
 STDLIB = ["semver", "migrate", "manifest", "retry", "ip"]
 # where a stdlib module's annotated source lives when stdlib/ re-exports
 # an engine module
-STDLIB_SRC = {"semver": os.path.join("lua", "semver.lua"),
-              "ip": os.path.join("lua", "ip.lua")}
+STDLIB_SRC = {"semver": os.path.join("lua", "core", "semver.lua"),
+              "ip": os.path.join("lua", "core", "ip.lua")}
 HOOK_CLASSES = ["uphook.Hook", "uphook.Param", "uphook.Ctx"]
 
 
@@ -204,7 +204,7 @@ def render_hooks(out):
     decls = declarations(items)
     out += ["## The hook environment", ""]
     out += ["Source: `docs/meta/uphook.lua` (LuaLS definitions of what "
-            "host/child.c and lua/prims.lua implement). ✎ marks a "
+            "host/child.c and lua/engine/prims.lua implement). ✎ marks a "
             "primitive that changes something: allowed only in `upgrade`, "
             "journaled, and only recorded under `plan`.", ""]
     out += ["### The hook file", ""]
@@ -246,7 +246,7 @@ def render_stdlib(out):
     out += ["## The standard library", ""]
     out += ["Pure Lua modules embedded in uphook; a hook loads them with "
             "`require \"<name>\"`. Source: `stdlib/*.lua` (semver: "
-            "`lua/semver.lua`, which the engine shares).", ""]
+            "`lua/core/semver.lua`, which the engine shares).", ""]
     for mod in STDLIB:
         src = STDLIB_SRC.get(mod, os.path.join("stdlib", mod + ".lua"))
         intro, _, items = parse(os.path.join(ROOT, src))

@@ -270,7 +270,7 @@ static int stub_call(lua_State *L)
   ok = lua_toboolean(L, -1);
   lua_rawgeti(L, -2, 3);
   if (!ok && lua_istable(L, -1)) {
-    /* an error value {code, reason, message, ...} (lua/errors.lua) */
+    /* an error value {code, reason, message, ...} (lua/core/errors.lua) */
     luaL_setmetatable(L, ERROR_MT);
     return lua_error(L);
   }
@@ -339,9 +339,9 @@ static void add_stubs(lua_State *L, int env, int format_idx)
 /* ---- require: the embedded stdlib, or a .lua file of the addon. ---- */
 
 /* Engine modules the stdlib builds on: pure Lua that requires nothing
- * (stdlib/semver.lua hands on uphook.semver, stdlib/ip.lua uphook.ip).
+ * (stdlib/semver.lua hands on uphook.core.semver, stdlib/ip.lua uphook.core.ip).
  * No other uphook.* module loads in the child. */
-static const char *const engine_shared[] = { "uphook.semver", "uphook.ip",
+static const char *const engine_shared[] = { "uphook.core.semver", "uphook.core.ip",
                                              NULL };
 
 static const struct uh_embedded *child_module(const char *name)

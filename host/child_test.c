@@ -1,8 +1,8 @@
 /* The confined test child (docs/security.md, "Test files"): `uphook test`
  * runs a *_test.lua file in the hook child's sandbox, with the same allow
  * list and seccomp filter as a hook.  What differs from a hook child is
- * here: the modules a test may require (uphook.test as lua/testchild.lua
- * builds it, over uphook.testlib and uphook.tables), the two requests it
+ * here: the modules a test may require (uphook.test as lua/cmd/testchild.lua
+ * builds it, over uphook.cmd.testlib and uphook.core.tables), the two requests it
  * makes of the broker instead of the hook primitives, and how the file is
  * loaded (its cases registered, a runner kept for the "case" phase). */
 #include <string.h>
@@ -13,14 +13,14 @@
 
 /* The engine modules a test file may require, as they are embedded: pure
  * Lua over plain data. */
-static const char *const test_shared[] = { "uphook.testlib",
-                                            "uphook.tables", NULL };
+static const char *const test_shared[] = { "uphook.cmd.testlib",
+                                            "uphook.core.tables", NULL };
 
 const struct uh_embedded *uh_child_test_module(const char *name)
 {
   const char *const *p;
   if (strcmp(name, "uphook.test") == 0)
-    return uh_embedded_find("uphook.testchild");
+    return uh_embedded_find("uphook.cmd.testchild");
   for (p = test_shared; *p; p++)
     if (strcmp(name, *p) == 0)
       return uh_embedded_find(name);
@@ -35,7 +35,7 @@ int uh_child_test_args(lua_State *L, const char *name)
   if (strcmp(name, "uphook.test") != 0)
     return 0;
   lua_getglobal(L, "require");
-  lua_pushliteral(L, "uphook.testlib");
+  lua_pushliteral(L, "uphook.cmd.testlib");
   lua_call(L, 1, 1);
   lua_getfield(L, LUA_REGISTRYINDEX, "uphook.test.env");
   lua_getfield(L, LUA_REGISTRYINDEX, "uphook.test.call");

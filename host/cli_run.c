@@ -1,5 +1,5 @@
 /* Running a parsed command: addon lookup, the legacy `upgrade` script,
- * and the hand-off to lua/cli.lua. */
+ * and the hand-off to lua/cmd/cli.lua. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,7 +154,7 @@ static int addon_forms(struct uh_cli *c, const struct uh_repos *r)
 
 /* Find the addon named by the first operand; push it into opts.  An
  * addon with an executable `upgrade` script runs it in our place, from
- * lua/cli.lua (under the node lock); one with neither has no upgrade. */
+ * lua/cmd/cli.lua (under the node lock); one with neither has no upgrade. */
 static int lookup(lua_State *L, struct uh_cli *c, struct uh_repos *r)
 {
   struct uh_addon a;
@@ -264,7 +264,7 @@ int uh_cli_run(struct uh_cli *c, const char *version)
   lua_setfield(L, -2, "hook_args");
   if (rc < 0) {
     lua_getglobal(L, "require");
-    lua_pushliteral(L, "uphook.cli");
+    lua_pushliteral(L, "uphook.cmd.cli");
     lua_call(L, 1, 1);
     lua_getfield(L, -1, "main");
     lua_pushvalue(L, -3);

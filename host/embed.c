@@ -4,8 +4,8 @@
  * no command compiles its engine at start (docs/internals.md, "Embedded
  * modules").  The bytecode keeps its debug information: tracebacks name
  * the file and line as the source would.  A syntax error fails the build
- * and names the file.  Module names: lua/engine.lua -> "uphook.engine",
- * lua/mock/cluster.lua -> "uphook.mock.cluster", stdlib/semver.lua ->
+ * and names the file.  Module names: lua/engine/phases.lua -> "uphook.engine.phases",
+ * lua/backend/mock/cluster.lua -> "uphook.backend.mock.cluster", stdlib/semver.lua ->
  * "semver".
  *
  * usage: embed FILE.lua... > embedded.c */
@@ -31,7 +31,7 @@ static int write_bytes(lua_State *L, const void *p, size_t sz, void *ud)
   return 0;
 }
 
-/* "lua/mock/cluster.lua" -> "uphook.mock.cluster", "stdlib/x.lua" -> "x";
+/* "lua/backend/mock/cluster.lua" -> "uphook.backend.mock.cluster", "stdlib/x.lua" -> "x";
  * NULL for a path under neither folder. */
 static char *module_name(const char *path)
 {

@@ -7,8 +7,8 @@
 #include <lua.h>
 
 struct uh_embedded {
-  const char *name;    /* module name, e.g. "uphook.engine", "semver" */
-  const char *chunk;   /* chunk name for tracebacks, "@lua/engine.lua" */
+  const char *name;    /* module name, e.g. "uphook.engine.phases", "semver" */
+  const char *chunk;   /* chunk name for tracebacks, "@lua/engine/phases.lua" */
   const char *src;     /* its bytecode (debug information kept) */
   size_t len;
 };

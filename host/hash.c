@@ -1,6 +1,6 @@
 /* SHA-256 for the host: OpenSSL EVP only (no hand-written digest).
  * Lua family uphook.c.hash: sha256(s), file(abs_path), and for the
- * plan's Secret redaction (lua/redact.lua) hmac_sha256(key, s) and
+ * plan's Secret redaction (lua/core/redact.lua) hmac_sha256(key, s) and
  * random_key() (only sha256 reaches the hook child). */
 #include "hash.h"
 #include "luax.h"

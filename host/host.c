@@ -7,11 +7,37 @@
 #include "embedded.h"
 #include "host.h"
 
+/* The public names of engine modules: a test file's `require
+ * "uphook.test"` (docs/contract.md §6) is lua/cmd/test.lua in the broker
+ * (UPHOOK_TEST_UNCONFINED=1), as host/child_test.c makes it
+ * lua/cmd/testchild.lua in the test child. */
+static const char *const public_names[][2] = {
+  { "uphook.test", "uphook.cmd.test" },
+};
+
+/* loader of a public name: require(the module it names), so both names
+ * share one module table */
+static int alias_loader(lua_State *L)
+{
+  lua_getglobal(L, "require");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_call(L, 1, 1);
+  return 1;
+}
+
 /* package.searchers entry for modules compiled into the binary */
 static int embedded_searcher(lua_State *L)
 {
   const char *name = luaL_checkstring(L, 1);
   const struct uh_embedded *e = uh_embedded_find(name);
+  size_t i;
+  for (i = 0; i < sizeof public_names / sizeof public_names[0]; i++)
+    if (strcmp(name, public_names[i][0]) == 0) {
+      lua_pushstring(L, public_names[i][1]);
+      lua_pushcclosure(L, alias_loader, 1);
+      lua_pushstring(L, public_names[i][1]);
+      return 2;
+    }
   if (!e) {
     lua_pushfstring(L, "no embedded module '%s'", name);
     return 1;

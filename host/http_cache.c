@@ -2,7 +2,7 @@
  * as far as it is checked: each use hashes the file again (issue 15
  * point 12, docs/security.md "Downloads and the cache").  Used by
  * host/http.c's cache hit, and as http.cached by the mock transfers of
- * uphook test (lua/offline.lua), so both skip a transfer on the same
+ * uphook test (lua/backend/offline.lua), so both skip a transfer on the same
  * condition.  config.install verifies its copy as well (host/fs.c). */
 #include "http.h"
 #include "hash.h"

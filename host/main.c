@@ -2,7 +2,7 @@
  *
  * The command line (docs/contract.md §1).  `version` answers without starting Lua;
  * everything else builds the parent state and hands a table of options
- * to lua/cli.lua, which owns the policy. */
+ * to lua/cmd/cli.lua, which owns the policy. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* uphook.c.tables: the deep copy and the deep equality of lua/tables.lua
+/* uphook.c.tables: the deep copy and the deep equality of lua/core/tables.lua
  * (their one home) done in C, for the trusted parent state, where the
  * mock cluster copies every object it returns and stores and compares
  * what it merges.  The same results as the Lua functions: every table
@@ -8,7 +8,7 @@
  * metatables ignored.  What Lua would see otherwise is left to Lua: copy
  * answers false for a table whose metatable has __pairs or __metatable,
  * equal nil for one with __eq, __index or __pairs, and both for nesting
- * deeper than MAX_DEPTH; lua/tables.lua then does it in Lua.  And the
+ * deeper than MAX_DEPTH; lua/core/tables.lua then does it in Lua.  And the
  * weight of a value (tables.weight), as Lua counts it, and the
  * projection of what the server stored onto what was applied
  * (tables.project). */
@@ -175,7 +175,7 @@ static int equal_at(lua_State *L, int a, int b, int depth, int strict)
   return 1;
 }
 
-/* equal(a, b[, strict]) -> lua/tables.lua's deep equality (strict: its
+/* equal(a, b[, strict]) -> lua/core/tables.lua's deep equality (strict: its
  * same) | nil (decide in Lua) */
 static int tables_equal(lua_State *L)
 {
@@ -188,7 +188,7 @@ static int tables_equal(lua_State *L)
   return 1;
 }
 
-/* lua/tables.lua's lua_weight: bytes of v's strings, tables 16, anything
+/* lua/core/tables.lua's lua_weight: bytes of v's strings, tables 16, anything
  * else 8, below depth 8 a table 8; stops once past left. */
 static lua_Integer weight_at(lua_State *L, int v, lua_Integer left,
                              int depth)
@@ -267,7 +267,7 @@ static int project_list(lua_State *L, int s, int a, int depth)
   return 0;
 }
 
-/* Push lua/tables.lua's project(stored, applied) of the values at s and
+/* Push lua/core/tables.lua's project(stored, applied) of the values at s and
  * a (absolute); 0, or -1 when it must be done in Lua (the stack is then
  * left as it was). */
 static int project_at(lua_State *L, int s, int a, int depth)
@@ -302,7 +302,7 @@ static int project_at(lua_State *L, int s, int a, int depth)
   return 0;
 }
 
-/* project(stored, applied) -> lua/tables.lua's project | nothing (do it
+/* project(stored, applied) -> lua/core/tables.lua's project | nothing (do it
  * in Lua) */
 static int tables_project(lua_State *L)
 {

@@ -1,4 +1,4 @@
-/* uphook.c.tables: lua/tables.lua's deep copy in C (see tables.c). */
+/* uphook.c.tables: lua/core/tables.lua's deep copy in C (see tables.c). */
 #ifndef UH_TABLES_H
 #define UH_TABLES_H
 #include <lua.h>

@@ -1,4 +1,4 @@
--- Tests for semver (lua/semver.lua, which stdlib/semver.lua hands on).
+-- Tests for semver (lua/core/semver.lua, which stdlib/semver.lua hands on).
 -- Many cases come from node-semver's own
 -- fixtures (range-include, range-exclude, comparisons, range-parse).
 local t = require "uphook.test"

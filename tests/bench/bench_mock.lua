@@ -4,7 +4,7 @@
 -- `uphook test` does for a fixture used by many cases).
 -- Run by bench_mock.sh: lua5.4 tests/bench/bench_mock.lua
 dofile("tests/lua/searcher.lua")
-local cluster = require "uphook.mock.cluster"
+local cluster = require "uphook.backend.mock.cluster"
 
 local NS = "kube-system"
 local LABELS = { ["k8s-app"] = "hostpath-provisioner" }

@@ -5,8 +5,8 @@ Sources of truth, each read from the code:
     the registry-only primitives (pushed as literals), the allow lists
     (base_kept, string_kept, ...) and what build_env adds;
   * host/luax.c, host/yaml.c, host/json.c: the pure yaml/json functions;
-  * lua/prims.lua: the broker handlers H.<family>_<name>;
-  * lua/test.lua and lua/testlib.lua: the uphook.test API (t.*, Env:*);
+  * lua/engine/prims.lua: the broker handlers H.<family>_<name>;
+  * lua/cmd/test.lua and lua/cmd/testlib.lua: the uphook.test API (t.*, Env:*);
   * the binary itself: a probe hook lists every global it can see.
 Any name present on one side only is a failure. The negative checks run
 the same comparison on doctored copies and require it to fail.
@@ -27,9 +27,9 @@ FILES = {
     "luax": "host/luax.c",
     "yaml": "host/yaml.c",
     "json": "host/json.c",
-    "prims": "lua/prims.lua",
-    "test": "lua/test.lua",
-    "testlib": "lua/testlib.lua",
+    "prims": "lua/engine/prims.lua",
+    "test": "lua/cmd/test.lua",
+    "testlib": "lua/cmd/testlib.lua",
     "stub": "docs/meta/uphook.lua",
     "stub_test": "docs/meta/uphook/test.lua",
 }
@@ -159,7 +159,7 @@ def compare(paths):
     stub_names, stub_allow = stubs(paths)
     problems = []
     problems += diff("broker", "uh_child_rpc_prims + registry",
-                     reg["rpc"] | reg["registry"], "lua/prims.lua H", hs)
+                     reg["rpc"] | reg["registry"], "lua/engine/prims.lua H", hs)
     problems += diff("stubs", "the sandbox (rpc + pure)",
                      reg["rpc"] | reg["pure"], "docs/meta/uphook.lua",
                      stub_names)
@@ -168,9 +168,9 @@ def compare(paths):
                          reg["allow"].get(lib, set()), "the stub's allow "
                          "line", stub_allow.get(lib, set()))
     have, t_stub, env, env_stub = test_api(paths)
-    problems += diff("uphook.test", "lua/test.lua", have,
+    problems += diff("uphook.test", "lua/cmd/test.lua", have,
                      "docs/meta/uphook/test.lua", t_stub)
-    problems += diff("uphook.test Env", "lua/test.lua", env,
+    problems += diff("uphook.test Env", "lua/cmd/test.lua", env,
                      "docs/meta/uphook/test.lua", env_stub)
     return problems
 
@@ -278,7 +278,7 @@ def main():
             ("a primitive added to uh_child_rpc_prims only", "child",
              lambda s: s.replace('"kube.wait",', '"kube.wait", "kube.patch",',
                                  1), "kube.patch"),
-            ("a handler added to lua/prims.lua only", "prims",
+            ("a handler added to lua/engine/prims.lua only", "prims",
              lambda s: s.replace("function H.kube_get(",
                                  "function H.kube_patch(run) end\n\n"
                                  "function H.kube_get(", 1), "kube.patch"),

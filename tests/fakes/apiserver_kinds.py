@@ -105,7 +105,7 @@ def drop_type_dependent(old, obj):
     """The Service strategy before validation (kubernetes/kubernetes@v1.32.3
     pkg/registry/core/service/strategy.go dropTypeDependentFields): a type
     change drops the fields the new type has no use for, when the request
-    left them as they were. As lua/mock/validate.lua drop_type_dependent."""
+    left them as they were. As lua/backend/mock/validate.lua drop_type_dependent."""
     a, b = old.get("spec") or {}, obj.get("spec")
     if not isinstance(b, dict):
         return
@@ -207,7 +207,7 @@ STS_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy",
 
 # Fields that may not change once set (Kubernetes 1.32's update validation,
 # kubernetes/kubernetes@v1.32.3 pkg/apis/<group>/validation/validation.go;
-# the mock's copy of these facts is lua/mock/validate.lua IMMUTABLE, and
+# the mock's copy of these facts is lua/backend/mock/validate.lua IMMUTABLE, and
 # tests/fidelity/fidelity_test.sh checks both give the same answers):
 # kind -> [(path, detail)]; detail None = "Invalid value: <new>: field is
 # immutable" (ValidateImmutableField), else a Forbidden with that detail.
@@ -271,7 +271,7 @@ def _immutable_errors(k, old, obj):
 
 # Taints a DaemonSet's pods tolerate without saying so (the DaemonSet
 # controller adds them: kubernetes/kubernetes@v1.32.3
-# pkg/controller/daemon/util/daemonset_util.go), as lua/mock/controllers.lua.
+# pkg/controller/daemon/util/daemonset_util.go), as lua/backend/mock/controllers.lua.
 DS_TOLERATED = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
                 "node.kubernetes.io/disk-pressure", "node.kubernetes.io/memory-pressure",
                 "node.kubernetes.io/pid-pressure", "node.kubernetes.io/unschedulable"}
@@ -312,7 +312,7 @@ def placeable(obj, nodes):
     """Can a Deployment's or StatefulSet's pods run anywhere: no Nodes at all,
     or a Ready one the scheduler places them on (a NotReady node is tainted
     node.kubernetes.io/not-ready:NoSchedule, and its kubelet runs nothing).
-    As lua/mock/controllers.lua placement."""
+    As lua/backend/mock/controllers.lua placement."""
     return not nodes or any(node_ready(n) and ds_schedules(obj, n, False) for n in nodes)
 
 
@@ -412,7 +412,7 @@ def _external_name_errors(nspec):
     """core ValidateService's ExternalName case (kubernetes/kubernetes@v1.32.3
     pkg/apis/core/validation/validation.go): no cluster IPs or IP families,
     an externalName that is a DNS-1123 subdomain (a trailing dot allowed).
-    As lua/mock/validate.lua external_name_errors."""
+    As lua/backend/mock/validate.lua external_name_errors."""
     errs = []
     if nspec.get("clusterIPs") or nspec.get("clusterIP"):
         errs.append(FieldError("spec.clusterIPs", "Forbidden", EXT))
@@ -446,7 +446,7 @@ def _service_update_errors(ospec, nspec):
     """core ValidateServiceUpdate (kubernetes/kubernetes@v1.32.3
     pkg/apis/core/validation/validation.go), in its order: cluster IPs, IP
     families, loadBalancerClass, then ValidateService's type and family checks.
-    As lua/mock/validate.lua update.Service."""
+    As lua/backend/mock/validate.lua update.Service."""
     errs = _service_ip_errors(ospec, nspec)
     ext = "ExternalName" in (ospec.get("type"), nspec.get("type"))
     headless = "None" in (ospec.get("clusterIP"), nspec.get("clusterIP"))
@@ -501,7 +501,7 @@ QUANTITY = {"": 1, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15
 
 def quantity(q):
     """A Kubernetes quantity ("10Gi", "500M", "1.5") as a number, or None
-    (as lua/mock/validate.lua quantity)."""
+    (as lua/backend/mock/validate.lua quantity)."""
     if isinstance(q, (int, float)) and not isinstance(q, bool):
         return q
     if not isinstance(q, str):
@@ -523,7 +523,7 @@ PVC_SPEC = ("spec is immutable after creation except resources.requests and "
 
 
 def _spec_diff(go_type, a, b):
-    """The tail of an immutable-spec message, as lua/mock/validate.lua
+    """The tail of an immutable-spec message, as lua/backend/mock/validate.lua
     spec_diff: the fields that differ, a "-" line of the old value and a
     "+" line of the new, in key order (the API server's cmp.Diff)."""
     diff = ["\n  %s{" % go_type]
@@ -538,7 +538,7 @@ def _spec_diff(go_type, a, b):
 
 def _pvc_update_errors(old, obj):
     """core ValidatePersistentVolumeClaimUpdate (kubernetes/kubernetes@v1.32.3
-    pkg/apis/core/validation/validation.go), as lua/mock/validate.lua
+    pkg/apis/core/validation/validation.go), as lua/backend/mock/validate.lua
     update.PersistentVolumeClaim: the spec may not change but a bound
     claim's resources.requests and volumeAttributesClassName (volumeName
     once, when it binds; storageClassName once, from unset); requests may
@@ -581,7 +581,7 @@ def admit_update(state, rt, old, obj):
     """Admission after validation: PersistentVolumeClaimResize
     (kubernetes/kubernetes@v1.32.3 plugin/pkg/admission/storage/
     persistentvolume/resize/admission.go): a claim grows only when its
-    StorageClass has allowVolumeExpansion (as lua/mock/cluster.lua
+    StorageClass has allowVolumeExpansion (as lua/backend/mock/cluster.lua
     _admit_update)."""
     if rt.kind != "PersistentVolumeClaim":
         return
@@ -608,7 +608,7 @@ POD_UPDATABLE = ("pod updates may not change fields other than `spec.containers[
 
 def _pod_update_errors(a, b):
     """core ValidatePodUpdate (kubernetes/kubernetes@v1.32.3
-    pkg/apis/core/validation/validation.go), as lua/mock/validate.lua
+    pkg/apis/core/validation/validation.go), as lua/backend/mock/validate.lua
     update.Pod: no container added or removed; the spec may not change but
     the (init) containers' images, activeDeadlineSeconds, tolerations,
     schedulingGates, a negative terminationGracePeriodSeconds set to 1."""

@@ -388,7 +388,7 @@ def drop_empty_maps(v, typ):
     struct, a deduced or an atomic type): a built-in kind's map fields are
     `omitempty` in Go, so the API server keeps none that is empty (a merge
     patch removing a ConfigMap's last key leaves no `data`). As
-    lua/mock/ssa.lua drop_empty_maps."""
+    lua/backend/mock/ssa.lua drop_empty_maps."""
     fields_v1 = schema.schema()["types"].get("meta.v1.FieldsV1")
     if typ is None or typ is schema.DEDUCED or typ is fields_v1:
         return

@@ -1,8 +1,8 @@
 """The objects the fake API server's workload controllers make: a
 Deployment's ReplicaSets and Pods, a DaemonSet's and a StatefulSet's Pods.
 
-The same rules as the mock's (lua/mock/controllers.lua `pods`,
-lua/mock/cluster.lua `_sync_pods`), written again in Python (docs/mock.md,
+The same rules as the mock's (lua/backend/mock/controllers.lua `pods`,
+lua/backend/mock/cluster.lua `_sync_pods`), written again in Python (docs/mock.md,
 "One implementation or two"):
 
 - a Deployment owns a ReplicaSet `<name>-<pod-template-hash>` per template
@@ -52,7 +52,7 @@ def template_hash(obj):
 
 def suffix(seed):
     """5 characters of the alphabet generateName uses, fixed by seed (as the
-    mock's lua/mock/controllers.lua suffix)."""
+    mock's lua/backend/mock/controllers.lua suffix)."""
     h, out = fnv32a(seed), []
     for i in range(1, 6):
         out.append(ALPHANUMS[h % len(ALPHANUMS)])
@@ -61,7 +61,7 @@ def suffix(seed):
 
 
 def placement(obj, nodes, this_node):
-    """(node name or None, placed): as lua/mock/controllers.lua placement."""
+    """(node name or None, placed): as lua/backend/mock/controllers.lua placement."""
     if not nodes:
         return this_node, True
     best = None
@@ -162,14 +162,14 @@ def pod(w, name, node, ready, labels, owner):
 
 def workload_status(kind, obj, stalled, nodes):
     """A workload's status after its rollout (stalled: in progress, updated
-    but none available), as lua/mock/controllers.lua's."""
+    but none available), as lua/backend/mock/controllers.lua's."""
     spec, md = obj.get("spec") or {}, obj["metadata"]
     gen = md["generation"]
     rev = "%s-%s" % (md["name"], template_hash(obj))    # the ReplicaSet's name
     ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if kind == "DaemonSet":
         # one pod per Node it schedules on; one on a NotReady node is
-        # never available (as the mock's, lua/mock/controllers.lua)
+        # never available (as the mock's, lua/backend/mock/controllers.lua)
         on = [x for x in nodes if kinds.ds_schedules(obj, x)]
         n = len(on) if nodes else 1
         ready = 0 if stalled else (sum(1 for x in on if kinds.node_ready(x))

@@ -754,7 +754,7 @@ class State:
 
     def _seed_owner(self, rt, obj):
         """A seeded object's managedFields, as the mock's fixtures have them
-        (lua/mock/cluster.lua _seed_owner): the ones it carries (`kubectl
+        (lua/backend/mock/cluster.lua _seed_owner): the ones it carries (`kubectl
         get -o yaml`), else those `kubectl apply` (client side, as `microk8s
         enable` runs it) leaves, with its last-applied-configuration; what
         controllers and kubelet make is theirs."""

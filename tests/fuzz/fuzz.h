@@ -108,8 +108,8 @@ static inline int fuzz_deep_equal(lua_State *L, int a, int b, int depth)
 
 /* Coverage of Lua code.  libFuzzer only sees the C it instruments, not
  * the Lua that liblua interprets: a line hook feeds (previous line, line)
- * pairs into libFuzzer's extra counters, so that lua/semver.lua and
- * lua/prims.lua give it a signal too.  The count part of the hook bounds
+ * pairs into libFuzzer's extra counters, so that lua/core/semver.lua and
+ * lua/engine/prims.lua give it a signal too.  The count part of the hook bounds
  * one input's work: past FUZZ_LUA_BUDGET instructions it raises, and
  * fuzz_lua_budget_hit says so. */
 #define FUZZ_LUA_COV 65536

@@ -14,8 +14,8 @@
  * bin:tool, net:example.com and restart:kubelite.
  *
  * The broker runs child:loaded(handler), then child:run("upgrade", ...)
- * and child:run("verify", ...), as lua/engine.lua does.  The handler is
- * the engine's: uphook.prims dispatch over a run with a backend, file
+ * and child:run("verify", ...), as lua/engine/phases.lua does.  The handler is
+ * the engine's: uphook.engine.prims dispatch over a run with a backend, file
  * system, journal and network whose changing methods check every change
  * against the declared permissions themselves (an oracle written here,
  * not the engine's own check).  Checked:
@@ -66,7 +66,7 @@ static pid_t fake_waitpid(pid_t pid, int *st, int opt)
 
 static const char driver_src[] =
   "local child, violation, declared = ...\n"
-  "local prims = require 'uphook.prims'\n"
+  "local prims = require 'uphook.engine.prims'\n"
   "local yaml = require 'uphook.c.yaml'\n"
   "local argsfile = require 'uphook.c.argsfile'\n"
   "local roots = { addon = '/nonexistent/addon', bin = '/nonexistent/bin',\n"
@@ -165,7 +165,7 @@ static const char driver_src[] =
   "  journal = journal_lib, hash = { file = function() return nil, 'absent' end },\n"
   "  sys = { now = function() return 0 end },\n"
   "  broker = { interrupted = function() return false end } }\n"
-  "local run = require('uphook.run').new { addon = 'fuzz', perms = perms,\n"
+  "local run = require('uphook.core.run').new { addon = 'fuzz', perms = perms,\n"
   "  phase = 'upgrade', backend = backend, net = net, c = c,\n"
   "  journal_path = '/nonexistent/journal', report = report,\n"
   "  cache_dir = '/nonexistent/cache', roots = roots, hostname = 'fuzz',\n"

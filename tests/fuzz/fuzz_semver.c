@@ -1,4 +1,4 @@
-/* lua/semver.lua (stdlib semver) in a Lua state: the input is "version\nversion\n
+/* lua/core/semver.lua (stdlib semver) in a Lua state: the input is "version\nversion\n
  * range".  Checked: compare is antisymmetric and reflexive, format(parse
  * (v)) parses back to an equal version, and a valid range matches a
  * version exactly as its normalized form does.  Lua line coverage guides
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   size_t len[3];
   int i;
   if (!semver_ref) {
-    fuzz_require_embedded(L, "uphook.semver");
+    fuzz_require_embedded(L, "uphook.core.semver");
     semver_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (luaL_loadbufferx(L, check_src, sizeof check_src - 1, "=check", "t"))
       fuzz_fail("check chunk: %s", lua_tostring(L, -1));

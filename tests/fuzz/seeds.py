@@ -123,7 +123,7 @@ for path in glob.glob('tests/**/args/*', recursive=True):
 # ---- semver: versions and ranges from the hooks and the tests
 strings = set()
 for path in (glob.glob('hooks/*/*.lua') + glob.glob('stdlib/semver*.lua')
-             + glob.glob('lua/semver.lua')
+             + glob.glob('lua/core/semver.lua')
              + glob.glob('tests/lua/*.lua')):
     for m in re.finditer(r'"([~^<>=*xXv0-9][^"\n]{0,60})"', read(path).decode(
             'utf-8', 'replace')):

@@ -3,7 +3,7 @@
 -- stopped at the deadline plus the child's grace (1 s), however the
 -- engine's pcalls try to swallow it, and the run still ends rolled back.
 local t = require "uphook.test"
-local C = require("uphook.cfamilies").load()
+local C = require("uphook.core.cfamilies").load()
 
 local GRACE = 1      -- host/broker.c: what the child gets past its deadline
 local SLACK = 1.5    -- a loaded machine, the test's own work

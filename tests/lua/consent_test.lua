@@ -7,10 +7,10 @@
 -- TTY question and --yes are tests/cli/consent_test.sh's); here a fake
 -- confirm stands in for the user.
 local t = require "uphook.test"
-local engine = require "uphook.engine"
-local consent = require "uphook.consent"
+local engine = require "uphook.engine.phases"
+local consent = require "uphook.engine.consent"
 
--- every engine.run of `body` gets `confirm`, as lua/cli.lua gives it
+-- every engine.run of `body` gets `confirm`, as lua/cmd/cli.lua gives it
 local function with_confirm(confirm, body)
   local real = engine.run
   engine.run = function(o) o.confirm = confirm; return real(o) end
@@ -108,9 +108,9 @@ t.case("plan never asks, and marks the new permissions", function()
   t.eq(r.code, 0, r.error)
   t.eq(#asked, 0)
   t.eq(r.run.new_permissions, { ["kube:default"] = true })
-  local h = require("uphook.plan").header(r.run)
+  local h = require("uphook.engine.plan").header(r.run)
   t.eq(h.permissions, { { name = "kube:default", new = true } })
-  local text = table.concat(require("uphook.plantext").header_lines(h, {}), "\n")
+  local text = table.concat(require("uphook.engine.plantext").header_lines(h, {}), "\n")
   t.match(text, "permissions: kube:default %(new%)")
 end)
 

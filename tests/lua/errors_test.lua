@@ -3,7 +3,7 @@
 -- message, details, url or path; tostring(err) is the message; error(err)
 -- re-raises it; no message carries an engine position.
 local t = require "uphook.test"
-local errors = require "uphook.errors"
+local errors = require "uphook.core.errors"
 local json = require "uphook.c.json"
 
 local function run(case, extra)
@@ -114,14 +114,14 @@ t.case("no engine position reaches the hook: a bad argument reads as one", funct
 end)
 
 t.case("errors.wire: engine positions are removed and the primitive named", function()
-  t.eq(errors.wire("lua/prims.lua:426: attempt to index a nil value", "kube.apply"),
+  t.eq(errors.wire("lua/engine/prims.lua:426: attempt to index a nil value", "kube.apply"),
     "kube.apply: attempt to index a nil value")
-  t.eq(errors.wire("@lua/mock/cluster.lua:9: lua/live.lua:3: x", "kube.get"), "kube.get: x")
+  t.eq(errors.wire("@lua/backend/mock/cluster.lua:9: lua/backend/live.lua:3: x", "kube.get"), "kube.get: x")
   t.eq(errors.wire("permission denied: x", "kube.apply"), "permission denied: x")
   local w = errors.wire(setmetatable({ code = 409, reason = "Conflict",
-    message = "lua/live.lua:1: m", details = { causes = { { field = "a" } } },
+    message = "lua/backend/live.lua:1: m", details = { causes = { { field = "a" } } },
     extra = function() end }, { __tostring = function() return "m" end }), "kube.apply")
   t.eq(w, { code = 409, reason = "Conflict", message = "m",
     details = { causes = { { field = "a" } } } })
-  t.eq(errors.message({ message = "lua/engine.lua:12: boom" }), "boom")
+  t.eq(errors.message({ message = "lua/engine/phases.lua:12: boom" }), "boom")
 end)

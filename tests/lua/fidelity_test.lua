@@ -8,14 +8,14 @@
 --   SSA   https://kubernetes.io/docs/reference/using-api/server-side-apply/
 --   SMD   kubernetes-sigs/structured-merge-diff@ccf7a061 (v4.4.2)
 --   API   the +listType/+mapType/+structType markers of the types, as
---         lua/mock/schema.lua has them (kubernetes/client-go@c106b238,
+--         lua/backend/mock/schema.lua has them (kubernetes/client-go@c106b238,
 --         v0.32.3, applyconfigurations/internal/internal.go)
 --   CSA   kubernetes/client-go@c106b238 (v0.32.3):util/csaupgrade/upgrade.go
 --         kubernetes/kubectl@fd89c3d1 (v0.32.3):pkg/cmd/apply/apply.go
 local t = require "uphook.test"
-local fieldset = require "uphook.fieldset"
-local tables = require "uphook.tables"
-local cluster = require "uphook.mock.cluster"
+local fieldset = require "uphook.core.fieldset"
+local tables = require "uphook.core.tables"
+local cluster = require "uphook.backend.mock.cluster"
 local json = require "uphook.c.json"
 local yaml = require "uphook.c.yaml"
 
@@ -85,7 +85,7 @@ end
 -- with fieldManager and force, POST, PUT, a merge PATCH, GET, DELETE).
 local FAKE = os.getenv("UPHOOK_FAKE_DIR")
 local function fake_world(dir)
-  local live = require "uphook.live"
+  local live = require "uphook.backend.live"
   local C = { json = json, kube = require "uphook.c.kube" }
   local B = assert(live.connect({ kubeconfig = dir .. "/kubeconfig",
                                   timeout = 30 }, C))
@@ -471,7 +471,7 @@ case("resourceVersion on every change, generation on spec changes",
 --- Immutable fields (update validation) -------------------------------------
 -- Kubernetes 1.32's update validation (kubernetes/kubernetes@v1.32.3,
 -- pkg/apis/<group>/validation/validation.go), the facts as data in
--- lua/mock/validate.lua (IMMUTABLE, the update functions); a 422 Invalid
+-- lua/backend/mock/validate.lua (IMMUTABLE, the update functions); a 422 Invalid
 -- names the field, and an apply or a replace is refused alike.
 
 local function refused(w, obj, message)
@@ -1044,7 +1044,7 @@ W.run()
 -- tolerates (it adds not-ready, unreachable, *-pressure and unschedulable
 -- tolerations itself, daemon/util/daemonset_util.go); a pod on a NotReady
 -- node never becomes available (kubelet does not run it).
-local rolled_out = require("uphook.prims").rolled_out
+local rolled_out = require("uphook.engine.prims").rolled_out
 
 local function daemonset(pod_spec)
   local ps = { containers = { { name = "c", image = "img:1" } } }
@@ -1227,7 +1227,7 @@ t.case("env:snapshot() leaves out controller-made objects unless asked",
 -- generateName <rs>- (pkg/controller/controller_utils.go
 -- getPodsPrefix); the garbage collector deletes dependents
 -- (ownerReferences) of a deleted owner.
-local enabled = require "uphook.enabled"
+local enabled = require "uphook.engine.enabled"
 
 case("workloads have Pods; check_status pod/<name> sees them", function(w)
   local pool = { ["fidelity.example.com/pool"] = "w" }

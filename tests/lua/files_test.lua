@@ -1,10 +1,10 @@
--- Modes of the files a hook writes (issue 15 point 18, lua/prims.lua
+-- Modes of the files a hook writes (issue 15 point 18, lua/engine/prims.lua
 -- file_mode): an existing file keeps its mode, owner and group unless the
 -- hook gives a mode; a mode is never world-writable, and group-writable
 -- only for the snap's group; the plan shows the mode.
 local t = require "uphook.test"
-local C = require("uphook.cfamilies").load()
-local prims = require "uphook.prims"
+local C = require("uphook.core.cfamilies").load()
+local prims = require "uphook.engine.prims"
 
 local TOOL = "#!/bin/sh\necho tool\n"
 local URL = "https://example.com/tool"
@@ -29,7 +29,7 @@ function()
   existing(e, "args", "kubelet", "0640", 4242)
   local r = e:plan {}
   t.eq(r.code, 0, r.error)
-  t.match(require("uphook.plantext").render(r.plan),
+  t.match(require("uphook.engine.plantext").render(r.plan),
     "~ file args:kubelet %(changed, mode 0640%)")
   r = e:upgrade {}
   t.eq(r.code, 0, r.error)

@@ -160,8 +160,8 @@ t.case("a harness error's message stays in the FAIL report", function()
   assert(require("uphook.c.sys").write(path, 'local t = require "uphook.test"\n'
     .. 't.case("bad key", function() t.env { addon = ".", clustr = "x" } end)\n'
     -- a message naming the harness's own files, on two lines: all of it
-    .. 't.case("harness words", function() error("lua/test.lua:1: first\\n'
-    .. 'lua/testlib.lua:2: second", 0) end)\n'))
+    .. 't.case("harness words", function() error("lua/cmd/test.lua:1: first\\n'
+    .. 'lua/cmd/testlib.lua:2: second", 0) end)\n'))
   local out = {}
   local _, np, nf = t.run({ path }, {
     loader = function(p) assert(loadfile(p, "t"))() end,
@@ -169,7 +169,7 @@ t.case("a harness error's message stays in the FAIL report", function()
   require("uphook.c.sys").rmtree(dir)
   t.eq({ np, nf }, { 0, 2 })
   t.match(table.concat(out), 't.env: unknown key "clustr"')
-  t.match(table.concat(out), "lua/test%.lua:1: first\n    lua/testlib%.lua:2: second")
+  t.match(table.concat(out), "lua/cmd/test%.lua:1: first\n    lua/cmd/testlib%.lua:2: second")
 end)
 
 --- Traps found again by a newcomer's run (session 3) ----------------------
@@ -382,9 +382,9 @@ end)
 
 t.case("a confined test file cannot reach the engine's modules", function()
   local np, nf, out = confined('local t = require "uphook.test"\n'
-    .. 't.case("x", function() require "uphook.engine" end)\n')
+    .. 't.case("x", function() require "uphook.engine.phases" end)\n')
   t.eq({ np, nf }, { 0, 1 })
-  t.match(out, "module 'uphook.engine' not found")
+  t.match(out, "module 'uphook.engine.phases' not found")
 end)
 
 t.case("a confined test file asks only for environments and their methods",
@@ -447,7 +447,7 @@ t.case("a confined test's harness error names its line and the method", function
     .. 'end)\n')
   t.eq({ np, nf }, { 0, 1 })
   t.match(out, "x_test%.lua:5: env:get: kind must be a non%-empty string")
-  t.ok(not out:find("lua/testchild.lua", 1, true), out)
+  t.ok(not out:find("lua/cmd/testchild.lua", 1, true), out)
 end)
 
 t.case("a confined test's faults clear, one or all", function()
@@ -478,7 +478,7 @@ t.case("a confined file: two cases of one name, a load error, an env made "
     .. 't.case("same", function() end)\n')
   t.eq({ np, nf }, { 0, 1 })
   t.match(out, 'x_test%.lua:3: t%.case: a case named "same" exists already')
-  t.ok(not out:find("lua/testchild.lua", 1, true), "no harness frames: " .. out)
+  t.ok(not out:find("lua/cmd/testchild.lua", 1, true), "no harness frames: " .. out)
   np, nf, out = confined('local t = require "uphook.test"\n'
     .. 'local e = t.env { addon = "' .. os.getenv("PWD")
     .. '/tests/lua/addons/hello" }\n'

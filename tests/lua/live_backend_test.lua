@@ -1,4 +1,4 @@
--- The live backend (lua/live.lua over uphook.c.kube) against the fake API
+-- The live backend (lua/backend/live.lua over uphook.c.kube) against the fake API
 -- server of tests/fakes. tests/cli/live_test.sh starts the server and sets
 -- UPHOOK_FAKE_DIR; without it (or without uphook.c.kube) every case skips.
 local t = require "uphook.test"
@@ -14,9 +14,9 @@ if why then
   return
 end
 
-local live = require "uphook.live"
+local live = require "uphook.backend.live"
 local json = require "uphook.c.json"
-local rollout = require("uphook.prims").rolled_out
+local rollout = require("uphook.engine.prims").rolled_out
 local C = { json = json, kube = kube }
 
 local function connect(kc, extra)
@@ -273,7 +273,7 @@ case("429 and 500 are retried; a persistent 500 is reported", function()
 end)
 
 case("undo retries the server's 409 Conflict on a stale write", function()
-  local rollback = require "uphook.rollback"
+  local rollback = require "uphook.engine.rollback"
   B:apply(cm("undo-me", { level = "new" }), {})
   local rec = { op = "kube", prior = cm("undo-me", { level = "old" }),
     ref = { apiVersion = "v1", kind = "ConfigMap", name = "undo-me",

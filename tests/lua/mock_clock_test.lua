@@ -1,6 +1,6 @@
--- uphook.mock.clock: mock time and scheduled events.
+-- uphook.backend.mock.clock: mock time and scheduled events.
 local t = require "uphook.test"
-local clock = require "uphook.mock.clock"
+local clock = require "uphook.backend.mock.clock"
 
 t.case("now starts at 2024-01-01 unless told", function()
   t.eq(clock.new():now(), 1704067200)

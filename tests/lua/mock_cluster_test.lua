@@ -1,7 +1,7 @@
 -- The mock cluster's fidelity (docs/contract.md §6).
 local t = require "uphook.test"
-local cluster = require "uphook.mock.cluster"
-local names = require "uphook.kinds"
+local cluster = require "uphook.backend.mock.cluster"
+local names = require "uphook.core.kinds"
 
 local NS = "kube-system"
 
@@ -614,7 +614,7 @@ t.case("NotFound, AlreadyExists, Conflict messages", function()
     b:replace{ apiVersion = "apps/v1", kind = "Deployment",
                metadata = { name = "x", namespace = NS } }
   end)
-  t.ok(require("uphook.apierror").is(e), "an API error table, got "
+  t.ok(require("uphook.core.apierror").is(e), "an API error table, got "
     .. type(e))
   t.eq(e.code, 404)
   t.eq(e.reason, "NotFound")
@@ -897,12 +897,12 @@ t.case("sleep and now use the mock clock", function()
   local t0 = b:now()
   b:sleep(3600)
   t.eq(b:now() - t0, 3600)
-  local clock = require("uphook.mock.clock").new{ start = 0 }
+  local clock = require("uphook.backend.mock.clock").new{ start = 0 }
   local b2 = new{ clock = clock }
   t.eq(b2:now(), 0)
   b2:sleep(1.5)
   t.eq(clock:now(), 1.5)
-  t.eq(require("uphook.mock.clock").rfc3339(1704067200 + 86400 * 60 + 61),
+  t.eq(require("uphook.backend.mock.clock").rfc3339(1704067200 + 86400 * 60 + 61),
        "2024-03-01T00:01:01Z")
 end)
 
@@ -964,7 +964,7 @@ t.case("a prepared seed gives independent clusters", function()
        1)
 end)
 
---- The apply memo (uphook.mock.fieldmanager) -------------------------------
+--- The apply memo (uphook.backend.mock.fieldmanager) -------------------------------
 
 t.case("the same apply in two clusters gives each its own, equal object",
 function()

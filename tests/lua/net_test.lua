@@ -2,7 +2,7 @@
 -- engine, against the mock transfers of t.env{downloads = ...} (which
 -- verify and cache with the live code, host/http.c's store).
 local t = require "uphook.test"
-local C = require("uphook.cfamilies").load()
+local C = require("uphook.core.cfamilies").load()
 
 local URL = "https://example.com/v2/tool"
 local BODY = "#!/bin/sh\necho tool 2.0\n"
@@ -218,10 +218,10 @@ t.case("plan lists the download (URL, sha256, destination), performs nothing", f
   t.eq(e.net.heads, {})
   t.eq(e:file("bin:tool"), "old tool\n")
   t.ok(not cached(e, SUM))
-  t.match(require("uphook.plantext").render(r.plan),
+  t.match(require("uphook.engine.plantext").render(r.plan),
     "download https://example.com/v2/tool\n      sha256 " .. SUM
     .. "\n      %-> bin:tool %(mode 0755%)")
-  t.match(require("uphook.plan").summary_line(r.plan),
+  t.match(require("uphook.engine.plan").summary_line(r.plan),
     "1 file changed, 1 download")
 end)
 
@@ -235,7 +235,7 @@ t.case("plan with sha256_url fetches only the checksum file", function()
   t.eq(r.plan[1].text, SUMS)
   t.eq(r.plan[2].sha256, SUM)
   t.eq(e.net.calls, { SUMS })
-  t.match(require("uphook.plantext").render(r.plan), "^  fetch "
+  t.match(require("uphook.engine.plantext").render(r.plan), "^  fetch "
     .. SUMS:gsub("%p", "%%%0") .. "\n")
 end)
 
@@ -252,7 +252,7 @@ t.case("plan --plan-fetch reports the HEAD status of each download", function()
   t.eq(r2.code, 0, r2.error)
   t.eq(r2.plan[1].status, 404)
   t.eq(r2.plan[1].answers, false)
-  t.match(require("uphook.plantext").render(r2.plan),
+  t.match(require("uphook.engine.plantext").render(r2.plan),
     "HEAD: 404 %(does not answer%)")
 end)
 

@@ -69,7 +69,7 @@ t.case("the plan text: each other node's change with its prior, read or assumed"
   function()
     local r = env():plan {}
     t.eq(r.code, 0, r.error)
-    local text = require("uphook.plantext").render(r.plan)
+    local text = require("uphook.engine.plantext").render(r.plan)
     t.match(text, "~ file args:kubelet %(changed, mode 0644%) on node%-a\n")
     t.match(text, "~ args:kubelet on node%-c %(10%.0%.1%.12%)\n      %-%-cluster%-domain: "
       .. "\"c%.local\" %(read%) %-> \"knob%.local\"\n")
@@ -79,11 +79,11 @@ t.case("the plan text: each other node's change with its prior, read or assumed"
 
 t.case("the plan's permissions say where each acts: args: and restart: on "
   .. "every node, bin: on this node only; one node: nothing added", function()
-  local plan, plantext = require "uphook.plan", require "uphook.plantext"
+  local plan, plantext = require "uphook.engine.plan", require "uphook.engine.plantext"
   local r = env():plan {}
   t.eq(r.code, 0, r.error)
   local text = plantext.render(r.plan, { header = plan.header(r.run) })
-  -- (new): no upgrade recorded any permissions yet (lua/consent.lua)
+  -- (new): no upgrade recorded any permissions yet (lua/engine/consent.lua)
   t.match(text, "\n  permissions: args:kubelet %(every node%) %(new%), "
     .. "args:kube%-apiserver %(every node%) %(new%), bin:tool %(this node "
     .. "only%) %(new%), restart:kubelite %(every node%) %(new%), kube:cluster "
@@ -172,7 +172,7 @@ t.case("bin: changes this node only, and the plan says so", function()
   local file
   for _, x in ipairs(r.plan) do if x.type == "file" then file = x end end
   t.eq(file.node, "node-a")
-  t.match(require("uphook.plantext").render(r.plan), "%+ file bin:tool %(created, mode 0644%) on node%-a only")
+  t.match(require("uphook.engine.plantext").render(r.plan), "%+ file bin:tool %(created, mode 0644%) on node%-a only")
 end)
 
 t.case("preflight: a node without an InternalIP, or two with one address, "

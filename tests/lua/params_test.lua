@@ -1,4 +1,4 @@
--- Parameters as enable takes them (lua/params.lua, docs/reference.md
+-- Parameters as enable takes them (lua/engine/params.lua, docs/reference.md
 -- "Parameters"): short aliases, positional declarations, validation in
 -- the child, saved values checked on load, and a param given at the
 -- current version applied again.

@@ -1,11 +1,11 @@
--- The plan's diffs, escaping and redaction (lua/fielddiff.lua,
--- lua/textdiff.lua, lua/escape.lua, lua/redact.lua, lua/plantext.lua).
+-- The plan's diffs, escaping and redaction (lua/core/fielddiff.lua,
+-- lua/core/textdiff.lua, lua/core/escape.lua, lua/core/redact.lua, lua/engine/plantext.lua).
 local t = require "uphook.test"
-local plan = require "uphook.plan"
-local plantext = require "uphook.plantext"
-local fielddiff = require "uphook.fielddiff"
-local textdiff = require "uphook.textdiff"
-local escape = require "uphook.escape"
+local plan = require "uphook.engine.plan"
+local plantext = require "uphook.engine.plantext"
+local fielddiff = require "uphook.core.fielddiff"
+local textdiff = require "uphook.core.textdiff"
+local escape = require "uphook.core.escape"
 local hash = require "uphook.c.hash"
 local json = require "uphook.c.json"
 local yaml = require "uphook.c.yaml"

@@ -1,9 +1,9 @@
--- What needs kube:privileged (issue 15 point 7, lua/podsecurity.lua): each
+-- What needs kube:privileged (issue 15 point 7, lua/engine/podsecurity.lua): each
 -- control of the Pod Security Standards baseline, in a Pod and in the pod
 -- template of every workload kind, and RBAC that hands out everything.
 local t = require "uphook.test"
-local ps = require "uphook.podsecurity"
-local plan = require "uphook.plan"
+local ps = require "uphook.engine.podsecurity"
+local plan = require "uphook.engine.plan"
 
 local function none() return nil end
 
@@ -144,7 +144,7 @@ t.case("the plan names what needs kube:privileged", function()
   local run = { entries = {} }
   plan.note(run, "privileged",
     "Pod default/p: hostNetwork; container c: capability SYS_ADMIN")
-  local text = require("uphook.plantext").render(run.entries)
+  local text = require("uphook.engine.plantext").render(run.entries)
   t.match(text, "!! PRIVILEGED: root on the nodes or in the cluster "
     .. "%(kube:privileged%):\n  %- Pod default/p: hostNetwork; container c: "
     .. "capability SYS_ADMIN\n")

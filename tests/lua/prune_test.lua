@@ -46,7 +46,7 @@ t.case("the plan shows each delete with its reason and changes nothing", functio
   end
   t.eq(dels, { "ConfigMap old-a: no longer in prune 2.0.0",
                "Deployment old-dep: no longer in prune 2.0.0" })
-  local text = require("uphook.plantext").render(r.plan)
+  local text = require("uphook.engine.plantext").render(r.plan)
   t.match(text, "\n  %- ConfigMap default/old%-a %(deleted%): no longer in prune 2%.0%.0\n")
   t.match(text, "impact: Deployment default/old%-dep stops")
 end)
@@ -73,7 +73,7 @@ t.case("with allow_data_loss the claim goes, listed under DATA LOSS", function()
   local e = env()
   local r = e:plan { "--case", "pvc_allowed" }
   t.eq(r.code, 0, r.error)
-  t.match(require("uphook.plantext").render(r.plan),
+  t.match(require("uphook.engine.plantext").render(r.plan),
     "DATA LOSS.*\n  %- PersistentVolumeClaim default/data")
   r = e:upgrade { "--case", "pvc_allowed" }
   t.eq(r.code, 0, r.error)

@@ -1,9 +1,9 @@
--- The undo policy (lua/rollback.lua) against the mock cluster, where a
+-- The undo policy (lua/engine/rollback.lua) against the mock cluster, where a
 -- second writer can be put between undo's read and its write: what a
 -- controller updating a Deployment's status does on a real cluster.
 local t = require "uphook.test"
-local cluster = require "uphook.mock.cluster"
-local rollback = require "uphook.rollback"
+local cluster = require "uphook.backend.mock.cluster"
+local rollback = require "uphook.engine.rollback"
 
 local REF = { apiVersion = "v1", kind = "ConfigMap", name = "settings",
               namespace = "kube-system" }

@@ -1,11 +1,11 @@
--- The history of failed runs (lua/state.lua, docs/state.md): what
+-- The history of failed runs (lua/engine/state.lua, docs/state.md): what
 -- state.record writes to the state ConfigMap, against the mock cluster.
 -- The command-line runs are tests/cli/history_test.sh's; here the cases it
 -- cannot reach from outside.
 local t = require "uphook.test"
-local state = require "uphook.state"
+local state = require "uphook.engine.state"
 
-local C = require("uphook.cfamilies").load()
+local C = require("uphook.core.cfamilies").load()
 local REF = { apiVersion = "v1", kind = "ConfigMap", name = "uphook-hello",
               namespace = "kube-system" }
 

@@ -3,7 +3,7 @@
 -- write replaces a file, rmtree removes a whole tree without following
 -- the links in it.
 local t = require "uphook.test"
-local C = require("uphook.cfamilies").load()
+local C = require("uphook.core.cfamilies").load()
 local sys = C.sys
 
 t.case("mkdirs makes every missing folder of a path, and is idempotent",

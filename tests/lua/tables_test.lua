@@ -1,6 +1,6 @@
--- uphook.tables.same: the strict equality a memo keys on (lua/tables.lua).
+-- uphook.tables.same: the strict equality a memo keys on (lua/core/tables.lua).
 local t = require "uphook.test"
-local tables = require "uphook.tables"
+local tables = require "uphook.core.tables"
 
 local ARR = { __name = "array" }
 local function arr(x) return setmetatable(x, ARR) end
@@ -45,16 +45,16 @@ t.case("tables.same: a table with __eq is compared raw", function()
 end)
 
 -- uphook.tables.weight (what env:calls counts against CALLS_BYTES,
--- lua/prims.lua) and tables.project, in C and, where the state has no C,
+-- lua/engine/prims.lua) and tables.project, in C and, where the state has no C,
 -- in Lua: the same results either way.
 local function lua_only_tables()
   local saved_c, saved_t = package.loaded["uphook.c.tables"],
-                           package.loaded["uphook.tables"]
+                           package.loaded["uphook.core.tables"]
   local saved_pre = package.preload["uphook.c.tables"]
-  package.loaded["uphook.c.tables"], package.loaded["uphook.tables"] = nil, nil
+  package.loaded["uphook.c.tables"], package.loaded["uphook.core.tables"] = nil, nil
   package.preload["uphook.c.tables"] = function() error("no C here") end
-  local ok, m = pcall(require, "uphook.tables")
-  package.loaded["uphook.c.tables"], package.loaded["uphook.tables"] =
+  local ok, m = pcall(require, "uphook.core.tables")
+  package.loaded["uphook.c.tables"], package.loaded["uphook.core.tables"] =
     saved_c, saved_t
   package.preload["uphook.c.tables"] = saved_pre
   assert(ok, m)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# lua/live.lua's multi-node methods (agent_configure, kubelet_config,
+# lua/backend/live.lua's multi-node methods (agent_configure, kubelet_config,
 # api_ready) against the fake API server and two cluster agents:
 # tests/nodes/live_nodes.lua, run by `uphook test`.
 . tests/cli/lib.sh

@@ -1,9 +1,9 @@
--- lua/live.lua's multi-node methods against the fake API server and
+-- lua/backend/live.lua's multi-node methods against the fake API server and
 -- cluster-agent test servers (tests/nodes/backend_test.sh starts them and
 -- sets NODES_TMP, NODES_NET, NODES_THIS, NODES_KC, NODES_PORT).
 local t = require "uphook.test"
 t.serial()
-local live = require "uphook.live"
+local live = require "uphook.backend.live"
 local json = require "uphook.c.json"
 local sys = require "uphook.c.sys"
 local TMP, NET, THIS = os.getenv("NODES_TMP"), os.getenv("NODES_NET"),

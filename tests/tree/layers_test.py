@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layering rule of lua/engine.lua, checked on the sources.
+"""The layering rule of lua/engine/phases.lua, checked on the sources.
 
 C primitives (host/) -> the Lua engine (lua/, `uphook.*`) -> stdlib and
 hooks; nothing imports upward.  Checked:
@@ -7,8 +7,8 @@ hooks; nothing imports upward.  Checked:
     inside functions too (a lazy require is still an import);
   - no engine module requires a stdlib module (stdlib sits above);
   - stdlib and hooks require no engine module, except that
-    stdlib/semver.lua and stdlib/ip.lua hand on uphook.semver and
-    uphook.ip (and test files use the harness, uphook.test).
+    stdlib/semver.lua and stdlib/ip.lua hand on uphook.core.semver and
+    uphook.core.ip (and test files use the harness, uphook.test).
 Prints one "ok"/"not ok" line per check and "N passed, N failed".
 """
 import glob
@@ -79,6 +79,42 @@ for m in sorted(graph):
     if m not in state:
         visit(m, [])
 check(not cycles, "the engine's modules form no import cycle", cycles)
+
+# the tiers: what each may require (docs/internals.md, "The layers")
+MAY = {"core": {"core"}, "engine": {"core", "engine"},
+       "backend": {"core", "backend"},
+       "cmd": {"core", "engine", "backend", "cmd"}}
+
+
+def tier_of(mod):
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in MAY else None
+
+
+def is_command(mod):
+    with open(engine[mod], encoding="utf-8") as f:
+        return re.search(r"^function M\.main\b", f.read(), re.M) is not None
+
+
+outside = sorted(m for m in engine if tier_of(m) is None)
+check(not outside, "every engine module lives in a tier folder "
+      "(lua/core, lua/engine, lua/backend, lua/cmd)", outside)
+up, across = [], []
+for mod in sorted(graph):
+    for dep, rel in graph[mod]:
+        mine, theirs = tier_of(mod), tier_of(dep)
+        if mine and theirs and theirs not in MAY[mine]:
+            up.append("%s (%s) requires %s (%s)" % (rel, mine, dep, theirs))
+        if mine == "cmd" and theirs == "cmd" and mod != "uphook.cmd.cli" \
+                and is_command(mod) and is_command(dep):
+            across.append("%s: the command %s requires the command %s"
+                          % (rel, mod, dep))
+check(not up, "no tier requires a tier above it or beside it", up)
+check(not across, "no command requires another command (but the "
+      "dispatcher, lua/cmd/cli.lua)", across)
+commands = [m for m in engine if tier_of(m) == "cmd" and is_command(m)]
+check(len(commands) >= 5 and "uphook.cmd.list" in commands,
+      "the checker sees the commands (%s)" % ", ".join(sorted(commands)), [])
 check(not upward, "no engine module requires a stdlib module", upward)
 
 top = []
@@ -87,14 +123,14 @@ for path in sources("stdlib/*.lua") + sources("hooks/**/*.lua"):
     for n, name in requires(path):
         if not name.startswith("uphook."):
             continue
-        # stdlib/X.lua may hand on the engine's uphook.X (semver, ip)
-        if rel == os.path.join("stdlib", name[len("uphook."):] + ".lua") \
-                and name in ("uphook.semver", "uphook.ip"):
+        # stdlib/X.lua may hand on the engine's uphook.core.X (semver, ip)
+        if rel == os.path.join("stdlib", name.split(".")[-1] + ".lua") \
+                and name in ("uphook.core.semver", "uphook.core.ip"):
             continue
         top.append("%s:%d requires the engine module %s" % (rel, n, name))
 check(not top, "stdlib and hooks require no engine module", top)
-check(len(engine) > 10 and "uphook.engine" in graph
-      and any(d == "uphook.prims" for d, _ in graph["uphook.engine"]),
+check(len(engine) > 10 and "uphook.engine.phases" in graph
+      and any(d == "uphook.engine.prims" for d, _ in graph["uphook.engine.phases"]),
       "the checker sees the engine (and engine -> prims)", [])
 
 finish()

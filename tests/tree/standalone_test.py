@@ -2,13 +2,13 @@
 """The repository stands alone, and its contract is docs/.
 
 Checked over the tracked files of host lua stdlib hooks tests docs
-Makefile .ci and README.md:
+Makefile .ci, README.md and CHANGELOG.md:
   - nothing names the folder beside the checkout that the project grew
     from (upstream is cited as canonical/<repo>@<commit>:<path>), nor
     cites the original brief: the contract is docs/contract.md;
   - docs/contract.md has the sections 1 to 8, in order, and every
     "contract.md §N" citation names one of them;
-  - every relative link in README.md and docs/*.md reaches a file, and
+  - every relative link in README.md, CHANGELOG.md and docs/*.md reaches a file, and
     its #anchor a heading of that file.
 Prints one "ok"/"not ok" line per check and "N passed, N failed".
 """
@@ -20,7 +20,7 @@ import sys
 from treecheck import ROOT, check, finish
 
 AREAS = ["host", "lua", "stdlib", "hooks", "tests", "docs", "Makefile",
-         ".ci", "README.md"]
+         ".ci", "README.md", "CHANGELOG.md"]
 # spelled in pieces so that this file does not match itself
 SHARED = re.compile(r"\.\./" + "shared" + r"\b|/work/" + "shared" + r"\b")
 BRIEF = re.compile(r"(?<![\w])" + "SP" + r"EC(?![\w])")
@@ -117,7 +117,7 @@ def anchors(md):
 
 
 broken = []
-docs = [f for f in texts if f == "README.md"
+docs = [f for f in texts if f in ("README.md", "CHANGELOG.md")
         or (f.startswith("docs" + os.sep) and f.endswith(".md"))]
 for f in sorted(docs):
     in_code = False

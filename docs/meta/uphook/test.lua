@@ -13,7 +13,7 @@
 ---
 --- `uphook test [path...]` runs every `*_test.lua` under the paths; each
 --- `t.env` is a fresh mock cluster and a fresh sandbox. Implemented in
---- lua/test.lua; tests/cli/stubs_test.py checks that the names agree.
+--- lua/cmd/test.lua; tests/cli/stubs_test.py checks that the names agree.
 
 ---@class uphook.test
 local t = {}
@@ -128,7 +128,7 @@ function t.deep_equal(a, b) end
 ---@field code integer the exit code uphook would give (docs/contract.md §1)
 ---@field error? string the error message when the run failed
 ---@field log string[] every line the hook logged, and errors
----@field plan table[] the recorded plan entries, in order, each with its `step` (lua/plan.lua lists them): `{type="kube", action=, kind=, name=, namespace=, diff=, reason=}`, `{type="file", path=, action=, diff=}`, `{type="download", ...}`, `{type="restart", service=, node=}`, `{type="node_args", node=, address=, service=, changes={{flag=, prior=, how=, new=}}}` (another node's args change), `{type="step", text=}`, `{type="log", level=, text=, phase=}`, `{type="wait", text=, timeout=}`
+---@field plan table[] the recorded plan entries, in order, each with its `step` (lua/engine/plan.lua lists them): `{type="kube", action=, kind=, name=, namespace=, diff=, reason=}`, `{type="file", path=, action=, diff=}`, `{type="download", ...}`, `{type="restart", service=, node=}`, `{type="node_args", node=, address=, service=, changes={{flag=, prior=, how=, new=}}}` (another node's args change), `{type="step", text=}`, `{type="log", level=, text=, phase=}`, `{type="wait", text=, timeout=}`
 ---@field trace? string the hook's traceback when it raised
 ---@field noop boolean nothing ran: the addon was already at the hook's version (and no node setting drifted)
 ---@field from? string the installed version the run found

@@ -1,2 +1,2 @@
--- expect: 4 module 'uphook.engine' not found
-require "uphook.engine"
+-- expect: 4 module 'uphook.engine.phases' not found
+require "uphook.engine.phases"

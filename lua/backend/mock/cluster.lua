@@ -1,0 +1,1258 @@
+--- uphook.backend.mock.cluster: the mock backend, an in-memory API server.
+---
+--- Implements the Backend of docs/internals.md ("The backend
+--- interface") for `uphook test` and `--offline`. Pure Lua, no policy:
+--- the engine journals, plans, labels and checks permissions; this only
+--- behaves like the API server where a hook can tell:
+---
+--- * objects keyed by group, kind, namespace and name; built-in kinds in
+---   uphook.backend.mock.kinds, custom kinds once their CRD exists (404 "no
+---   matches for kind" before);
+--- * server-side apply and field ownership as the API server keeps them
+---   (metadata.managedFields; uphook.backend.mock.fieldmanager, uphook.backend.mock.ssa,
+---   over the schema of uphook.backend.mock.schema or a CRD's): the applied
+---   configuration merges in by the schema (atomic structs, maps and
+---   lists replaced whole, keyed lists item by item), and what a manager
+---   no longer applies goes unless another owns it; fixtures without
+---   managedFields are owned as `kubectl apply` (client side) leaves
+---   objects, with their last-applied-configuration;
+--- * resourceVersion advances on every write; metadata.generation on
+---   changes outside metadata/status, for the kinds the real server keeps
+---   it for (workloads, Job, CronJob, CRD, PDB, Ingress, NetworkPolicy,
+---   webhook configurations, every custom resource);
+--- * immutable fields rejected with the server's messages
+---   (uphook.backend.mock.validate), also through `replace`;
+--- * server defaults a hook can trip over (StorageClass reclaimPolicy and
+---   volumeBindingMode, Service type/clusterIP/port protocol, replicas,
+---   the default StorageClass of a new PVC, Secret stringData -> data);
+--- * controllers: workloads and Jobs finish at once unless stalled, CRDs
+---   become Established, APIServices Available, Namespaces Active; a
+---   DaemonSet runs on the Nodes its nodeSelector and tolerations allow
+---   and does not finish while one of them is NotReady; Deployments,
+---   DaemonSets and StatefulSets have Pods (docs/mock.md);
+--- * deleting a Namespace deletes its objects, deleting a CRD its custom
+---   resources (at once, where a real server takes a moment);
+--- * time is a mock clock (uphook.backend.mock.clock): `watch` and `sleep` cost
+---   no real time;
+--- * with its nodes attached (attach_nodes, uphook.backend.mock.agent), each node
+---   has its own args files, kubelet (configz) and cluster-agent.
+---
+--- Everything returned is a deep copy; everything stored is a deep copy.
+local kinds = require "uphook.backend.mock.kinds"
+local fieldmanager = require "uphook.backend.mock.fieldmanager"
+local fieldset = require "uphook.core.fieldset"
+local ssa = require "uphook.backend.mock.ssa"
+local schema = require "uphook.backend.mock.schema"
+local tables = require "uphook.core.tables"
+local names = require "uphook.core.kinds"
+local apierror = require "uphook.core.apierror"
+local errors = require "uphook.backend.mock.errors"
+local validate = require "uphook.backend.mock.validate"
+local ctl = require "uphook.backend.mock.controllers"
+local clockmod = require "uphook.backend.mock.clock"
+
+local M = {}
+local copy, equal, shallow = tables.copy, tables.equal, tables.shallow
+
+---@class MockCluster: Backend
+---@field name string                 "mock"
+---@field clock MockClock
+---@field restarts {service: string, time: number}[]
+---@field private null any            value treated as null (yaml.null)
+---@field private array_mt table|nil  metatable of decoded sequences
+---@field private store table<string, table<string, table>>  gk -> key -> obj
+---@field private custom table<string, KindInfo>  "group/Kind" -> info
+---@field private custom_kind table<string, KindInfo>  "Kind" -> info
+---@field private rv integer
+---@field private uids integer
+---@field private ips table<string, boolean>
+---@field private stalls table<string, {seconds?: number}>
+local Cluster = {}
+Cluster.__index = Cluster
+
+--- Namespaces every cluster has, whether or not the fixture lists them.
+M.BUILTIN_NAMESPACES = { default = true, ["kube-system"] = true,
+  ["kube-public"] = true, ["kube-node-lease"] = true }
+
+--- The field manager of uphook's writes (docs/contract.md §4).
+M.MANAGER = names.FIELD_MANAGER
+
+--- MicroK8s' service CIDR.
+M.SERVICE_CIDR = "10.152.183."
+
+local function raise(e) error(e, 0) end
+
+local function gk(info) return info.group .. "/" .. info.kind end
+
+-- "\0" sorts before every name character: namespace order first.
+local function okey(ns, name) return (ns or "") .. "\0" .. name end
+
+local function empty(opts)
+  return setmetatable({
+    name = "mock",
+    clock = opts.clock or clockmod.new(),
+    null = opts.null, array_mt = opts.array_mt,
+    this_node_name = opts.this_node,
+    json_encode = opts.json_encode,
+    ssa = { types = schema.types, null = opts.null, array_mt = opts.array_mt },
+    store = {}, custom = {}, custom_kind = {},
+    rv = 0, uids = 0, ips = {}, stalls = {}, restarts = {},
+  }, Cluster)
+end
+
+---@class MockSeed  a prepared fixture: seeded once, shared by clusters
+
+---Seed a fixture once (copy, fill server fields, defaults, statuses),
+---for many clusters: `cluster.new{seed = s}` then costs a few table
+---copies instead of deep copies. Timestamps come from opts.clock (or a
+---default clock).
+---@param objects table[]  decoded objects (nodes too)
+---@param opts? {clock?: MockClock, null?: any, array_mt?: table}
+---@return MockSeed
+function M.seed(objects, opts)
+  local b = empty(opts or {})
+  b:_seed_all(objects)
+  return { store = b.store, rv = b.rv, uids = b.uids, ips = b.ips,
+           custom = b.custom, custom_kind = b.custom_kind }
+end
+
+---@class MockOptions
+---@field objects? table[]     decoded objects to seed (copied)
+---@field seed? MockSeed       a prepared fixture (see M.seed), shared
+---@field clock? MockClock     default: a new clock at 2024-01-01
+---@field null? any            the null value (yaml.null) of the host
+---@field array_mt? table      the metatable marking decoded sequences
+---@field this_node? string    the node uphook runs on (this_node())
+
+---Create a mock cluster from decoded objects or a prepared seed.
+---@param opts? MockOptions
+---@return MockCluster
+function M.new(opts)
+  opts = opts or {}
+  local self = empty(opts)
+  local seed = opts.seed
+  if seed then
+    for k, bucket in pairs(seed.store) do self.store[k] = shallow(bucket) end
+    self.rv, self.uids, self.ips = seed.rv, seed.uids, shallow(seed.ips)
+    self.custom, self.custom_kind = seed.custom, seed.custom_kind
+  end
+  if opts.objects then self:_seed_all(opts.objects) end
+  return self
+end
+
+function Cluster:_seed_all(objs)
+  self.seeding = true        -- Pods at the end, where the fixture has none
+  -- CRDs first, so custom resources in the same fixture resolve.
+  for _, o in ipairs(objs) do
+    if type(o) == "table" and o.kind == "CustomResourceDefinition" then
+      self:_seed(o)
+    end
+  end
+  for _, o in ipairs(objs) do
+    if type(o) ~= "table" or o.kind ~= "CustomResourceDefinition" then
+      self:_seed(o)
+    end
+  end
+  -- the workloads' Pods, where the fixture lists none of them
+  self.seeding = nil
+  for kind in pairs(ctl.POD_OWNERS) do
+    for _, w in pairs(self.store["apps/" .. kind] or {}) do
+      if not self:_has_pods(w) then self:_sync_pods(w) end
+    end
+  end
+end
+
+-- Deep copy keeping the null sentinel itself, FieldsV1 shared
+-- (fieldmanager.copy_object).
+function Cluster:_copy(v)
+  return fieldmanager.copy_object(v, self.null)
+end
+
+--- Kinds -----------------------------------------------------------------
+
+-- Resolve a kind argument ("Kind", "v1/Kind", "group/version/Kind").
+function Cluster:_resolve(arg)
+  if type(arg) ~= "string" or arg == "" then
+    error("kind must be a non-empty string", 3)
+  end
+  local av, kind = names.split(arg)
+  local b = kinds.builtin[kind]
+  if not av then
+    local info = b or self.custom_kind[kind]
+    if not info then raise(errors.unknown_kind(kind)) end
+    return info
+  end
+  local group, version = names.split_api_version(av)
+  if b and b.group == group then
+    if b.version == version then return b end
+    raise(errors.no_match(kind, av))
+  end
+  local c = self.custom[group .. "/" .. kind]
+  if c and kinds.serves(c, version) then return c end
+  raise(errors.no_match(kind, av))
+end
+
+function Cluster:_refresh_custom()
+  self.custom, self.custom_kind = {}, {}
+  local crds = self.store["apiextensions.k8s.io/CustomResourceDefinition"]
+  local names = {}
+  for k in pairs(crds or {}) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do
+    local info = kinds.from_crd(crds[k])
+    if info then
+      self.custom[gk(info)] = info
+      if not kinds.builtin[info.kind] and not self.custom_kind[info.kind] then
+        self.custom_kind[info.kind] = info
+      end
+    end
+  end
+end
+
+-- The namespace an object lives in: nil for cluster-scoped kinds,
+-- "default" when a namespaced one names none.
+local function norm_ns(info, ns)
+  if not info.namespaced then return nil end
+  if ns == nil or ns == "" then return "default" end
+  return ns
+end
+
+function Cluster:_bucket(info)
+  local k = gk(info)
+  local b = self.store[k]
+  if not b then b = {}; self.store[k] = b end
+  return b
+end
+
+function Cluster:_lookup(info, name, ns)
+  local b = self.store[gk(info)]
+  return b and b[okey(ns, name)]
+end
+
+function Cluster:_check_namespace(info, ns)
+  if not info.namespaced or M.BUILTIN_NAMESPACES[ns] then return end
+  if not self:_lookup(kinds.builtin.Namespace, ns, nil) then
+    raise(errors.not_found(kinds.builtin.Namespace, ns))
+  end
+end
+
+--- Writes ----------------------------------------------------------------
+
+function Cluster:_next_rv()
+  self.rv = self.rv + 1
+  return tostring(self.rv)
+end
+
+function Cluster:_next_uid()
+  self.uids = self.uids + 1
+  return string.format("00000000-0000-4000-8000-%012x", self.uids)
+end
+
+function Cluster:_alloc_ip()
+  for i = 2, 254 do
+    local ip = M.SERVICE_CIDR .. i
+    if i ~= 10 and not self.ips[ip] then return ip end
+  end
+  error("mock cluster: service CIDR exhausted")
+end
+
+-- Service cluster IPs: keep the requested one if free, else allocate.
+function Cluster:_service_ip(info, obj, old)
+  local spec = obj.spec
+  if type(spec) ~= "table" or spec.type == "ExternalName" then return end
+  local want = spec.clusterIP
+  if (want == nil or want == "") and old then
+    want = validate.get(old, "spec", "clusterIP")   -- PUT keeps it
+    spec.clusterIP = want
+    spec.clusterIPs = self:_copy(validate.get(old, "spec", "clusterIPs"))
+  end
+  if want == "None" then
+    if spec.clusterIPs == nil then spec.clusterIPs = { "None" } end
+    return
+  end
+  if want == nil or want == "" then
+    want = self:_alloc_ip()
+    spec.clusterIP = want
+  elseif not old and self.ips[want] then
+    raise(errors.invalid(info, obj.metadata.name, {
+      string.format('spec.clusterIPs: Invalid value: []string{"%s"}: ' ..
+        'failed to allocate IP %s: provided IP is already allocated',
+        want, want) }))
+  end
+  if spec.clusterIPs == nil then spec.clusterIPs = { want } end
+end
+
+-- Secret stringData is write-only: the server folds it into data.
+local function fold_string_data(obj)
+  if type(obj.stringData) ~= "table" then return end
+  obj.data = type(obj.data) == "table" and obj.data or {}
+  for k, v in pairs(obj.stringData) do
+    obj.data[k] = ctl.base64(tostring(v))
+  end
+  obj.stringData = nil
+end
+
+function Cluster:_default_class()
+  for _, sc in pairs(self.store["storage.k8s.io/StorageClass"] or {}) do
+    local a = sc.metadata.annotations
+    if type(a) == "table"
+        and a["storageclass.kubernetes.io/is-default-class"] == "true" then
+      return sc.metadata.name
+    end
+  end
+end
+
+-- What the storage layer does to every write (in place), after the
+-- field manager: allocate a Service's cluster IP, give a new PVC the
+-- default class, fold a Secret's stringData into data.
+function Cluster:_storage(info, obj, old)
+  if info.kind == "Secret" then fold_string_data(obj) end
+  if info.kind == "Service" then
+    if old then validate.drop_type_dependent(old, obj) end
+    self:_service_ip(info, obj, old)
+  end
+  if info.kind == "PersistentVolumeClaim" and not old
+      and type(obj.spec) == "table" and obj.spec.storageClassName == nil then
+    obj.spec.storageClassName = self:_default_class()
+  end
+end
+
+-- The API defaults (a decoded request gets them before the field
+-- manager sees it, an applied one after the merge).
+local function defaults(info, obj)
+  if not info.versions then ctl.defaults(info.kind, obj) end
+end
+
+-- Does anything outside metadata/status differ?
+local function spec_changed(a, b)
+  for k, v in pairs(a) do
+    if k ~= "metadata" and k ~= "status" and not equal(v, b[k]) then
+      return true
+    end
+  end
+  for k in pairs(b) do
+    if k ~= "metadata" and k ~= "status" and a[k] == nil then return true end
+  end
+  return false
+end
+
+-- Keep what the server owns in metadata from the stored object.
+local SERVER_META = names.SERVER_METADATA
+
+local function keep_server_meta(new, old)
+  for _, f in ipairs(SERVER_META) do
+    if f ~= "managedFields" then new.metadata[f] = old.metadata[f] end
+  end
+  new.metadata.name, new.metadata.namespace =
+    old.metadata.name, old.metadata.namespace
+end
+
+function Cluster:_admit_update(info, old, new)
+  local errs = validate.update(info, old, new)
+  if #errs > 0 then raise(errors.invalid(info, old.metadata.name, errs)) end
+  if info.kind == "PersistentVolumeClaim" then
+    local g = validate.get
+    local a = validate.quantity(g(old, "spec", "resources", "requests",
+                                  "storage"))
+    local b = validate.quantity(g(new, "spec", "resources", "requests",
+                                  "storage"))
+    if a and b and b > a then
+      local sc = self:_lookup(kinds.builtin.StorageClass,
+                              g(new, "spec", "storageClassName") or "", nil)
+      if not (sc and sc.allowVolumeExpansion == true) then
+        raise(errors.forbidden(info, old.metadata.name,
+          "only dynamically provisioned pvc can be resized and the " ..
+          "storageclass that provisions the pvc must support resize"))
+      end
+    end
+  end
+end
+
+-- Store `obj` (owned) under its key, with a new resourceVersion.
+function Cluster:_put(info, obj)
+  obj.metadata.resourceVersion = self:_next_rv()
+  self:_bucket(info)[okey(obj.metadata.namespace, obj.metadata.name)] = obj
+  if info.kind == "Service" then
+    local ip = validate.get(obj, "spec", "clusterIP")
+    if ip and ip ~= "None" then self.ips[ip] = true end
+  end
+end
+
+-- A new object from a request body: validated, defaulted, not stored.
+function Cluster:_new_object(info, obj)
+  -- the server's metadata is left out before the copy, not after (a
+  -- fixture's managedFields would be copied to go, their FieldsV1 all {})
+  local src, note = shallow(obj), {}
+  src.metadata = names.client_metadata(obj.metadata)
+  local new = copy(src, self.null, true, note)
+  -- omitempty; a copy without an empty table has no empty map to drop
+  if not info.versions and note.empty then
+    ssa.drop_empty_maps(self.ssa, self:_ref(info), new)
+  end
+  local md = new.metadata
+  md.namespace = norm_ns(info, md.namespace)
+  if info.status then new.status = nil end
+  local errs = validate.create(info, new)
+  if #errs > 0 then raise(errors.invalid(info, md.name, errs)) end
+  md.uid = self:_next_uid()
+  md.creationTimestamp = self.clock:timestamp()
+  if info.gen then md.generation = 1 end
+  return new
+end
+
+-- Check a request body and resolve its kind.
+function Cluster:_body(obj, what)
+  return apierror.check_body(obj, what, 3, function(arg)
+    return self:_resolve(arg)
+  end)
+end
+
+--- Controllers -----------------------------------------------------------
+
+-- Write a status (a separate write, as a controller's would be).
+-- Stored objects are never modified in place (clusters made from one
+-- seed share them), so this stores a new object: a shallow copy with
+-- its own metadata and the new status.
+function Cluster:_set_status(info, obj, status)
+  local new = {}
+  for k, v in pairs(obj) do new[k] = v end
+  local md = {}
+  for k, v in pairs(obj.metadata) do md[k] = v end
+  new.metadata, new.status = md, status
+  self:_put(info, new)
+  return new
+end
+
+-- Run the controllers after a write of `obj` (the stored table).
+function Cluster:_reconcile(info, obj)
+  if info.versions then return end
+  local kind, ts = info.kind, self.clock:timestamp()
+  if ctl.ROLLOUT[kind] then
+    if ctl.observed(obj) then return end   -- caught up, or stalled
+    local key = gk(info) .. "/" .. okey(obj.metadata.namespace,
+                                         obj.metadata.name)
+    local stall = self.stalls[key]
+    local new = self:_set_status(info, obj,
+      ctl[kind](obj, ts, stall ~= nil, self:_nodes()))
+    self:_sync_pods(new)
+    if stall and stall.seconds then
+      local gen = obj.metadata.generation
+      self.clock:after(stall.seconds, function()
+        local cur = self:_lookup(info, obj.metadata.name,
+                                 obj.metadata.namespace)
+        if cur and cur.metadata.generation == gen then
+          self.stalls[key] = nil
+          self:_complete(info, cur)
+        end
+      end)
+    end
+  elseif kind == "CustomResourceDefinition" then
+    self:_refresh_custom()
+    if not ctl.condition_true(obj, "Established") then
+      self:_set_status(info, obj, ctl.crd_status(obj, ts))
+    end
+  elseif kind == "APIService" then
+    if not ctl.condition_true(obj, "Available") then
+      self:_set_status(info, obj, ctl.apiservice_status(obj, ts))
+    end
+  elseif kind == "Namespace" then
+    if validate.get(obj, "status", "phase") == nil then
+      self:_set_status(info, obj, { phase = "Active" })
+    end
+  elseif kind == "Node" then
+    self:_nodes_changed()
+  end
+end
+
+-- Finish a rollout now.
+function Cluster:_complete(info, obj)
+  self:_sync_pods(self:_set_status(info, obj, ctl[info.kind](obj,
+    self.clock:timestamp(), false, self:_nodes())))
+end
+
+-- Is `pod` (a Pod, or a ReplicaSet) one of the workload `w`'s? (A
+-- Deployment's Pods through its ReplicaSets <name>-<hash>.) By names, as
+-- a fixture's uids are not the stored ones.
+local function owned_by(pod, w)
+  local md = pod.metadata
+  if md.namespace ~= w.metadata.namespace then return false end
+  local o = type(md.ownerReferences) == "table" and md.ownerReferences[1]
+  if type(o) ~= "table" then return false end
+  if w.kind == "Deployment" and pod.kind ~= "ReplicaSet" then
+    return o.kind == "ReplicaSet"
+       and tostring(o.name):match("^(.*)%-%w+$") == w.metadata.name
+  end
+  return o.kind == w.kind and o.name == w.metadata.name
+end
+
+local function revision(rs)
+  local a = type(rs.metadata.annotations) == "table"
+    and rs.metadata.annotations[ctl.REVISION]
+  return tonumber(a) or 0
+end
+
+-- A Deployment's ReplicaSets as its controller keeps them: the current
+-- template's (uphook.backend.mock.controllers replicaset) with the replicas, the
+-- older ones scaled to 0, up to spec.revisionHistoryLimit (10) of them.
+-- Returns the current one's uid.
+function Cluster:_sync_replicasets(d)
+  local info = kinds.builtin.ReplicaSet
+  local bucket = self:_bucket(info)
+  local name = d.metadata.name .. "-" .. ctl.template_hash(d)
+  local cur = bucket[okey(d.metadata.namespace, name)]
+  local top, old = 0, {}
+  for _, rs in pairs(bucket) do
+    if owned_by(rs, d) then
+      top = math.max(top, revision(rs))
+      if rs.metadata.name ~= name then old[#old + 1] = rs end
+    end
+  end
+  for _, rs in ipairs(old) do
+    if validate.get(rs, "spec", "replicas") ~= 0 then
+      local new = shallow(rs)
+      new.metadata, new.spec = shallow(rs.metadata), shallow(rs.spec)
+      new.spec.replicas = 0
+      new.metadata.generation = (rs.metadata.generation or 1) + 1
+      new.status = { observedGeneration = new.metadata.generation,
+                     replicas = 0 }
+      self:_put(info, new)
+    end
+  end
+  local want = ctl.replicaset(d, cur and revision(cur) == top and top
+                                   or top + 1)
+  if cur and equal(cur.spec, want.spec) and equal(cur.status, want.status)
+      and equal(cur.metadata.annotations, want.metadata.annotations) then
+    return cur.metadata.uid
+  end
+  local md = want.metadata
+  md.uid = cur and cur.metadata.uid or self:_next_uid()
+  md.creationTimestamp = cur and cur.metadata.creationTimestamp
+    or self.clock:timestamp()
+  md.generation = cur and ((cur.metadata.generation or 1)
+    + (equal(cur.spec, want.spec) and 0 or 1)) or 1
+  want.status.observedGeneration = md.generation
+  self:_seed_owner(info, want)
+  self:_put(info, want)
+  local limit = validate.get(d, "spec", "revisionHistoryLimit")
+  limit = type(limit) == "number" and limit or 10
+  table.sort(old, function(a, b) return revision(a) < revision(b) end)
+  for i = 1, #old - limit do self:_remove(info, old[i]) end
+  return md.uid
+end
+
+-- Does the fixture have Pods of this workload (its owner's, or matching
+-- its selector's labels)?
+function Cluster:_has_pods(w)
+  local sel = validate.get(w, "spec", "selector", "matchLabels")
+  for _, p in pairs(self.store["/Pod"] or {}) do
+    if owned_by(p, w) then return true end
+    if type(sel) == "table" and next(sel) ~= nil
+        and p.metadata.namespace == w.metadata.namespace then
+      local labels, all = p.metadata.labels or {}, true
+      for k, v in pairs(sel) do
+        if labels[k] ~= v then all = false break end
+      end
+      if all then return true end
+    end
+  end
+  return false
+end
+
+-- Keep a workload's Pods as its controller would (uphook.backend.mock.controllers
+-- pods): made, replaced and removed with the rollout, owned by
+-- kube-controller-manager.
+function Cluster:_sync_pods(w)
+  if self.seeding or not ctl.POD_OWNERS[w.kind]
+      or w.apiVersion ~= "apps/v1" then
+    return
+  end
+  local info = kinds.builtin.Pod
+  local want = {}
+  local rs_uid = w.kind == "Deployment" and self:_sync_replicasets(w) or nil
+  for _, p in ipairs(ctl.pods(w, self:_nodes(), self.this_node_name,
+                              rs_uid)) do
+    want[p.metadata.name] = p
+  end
+  local bucket = self:_bucket(info)
+  local ns = w.metadata.namespace
+  for _, p in pairs(bucket) do
+    if owned_by(p, w) and not want[p.metadata.name] then
+      self:_remove(info, p)
+    end
+  end
+  for name, p in pairs(want) do
+    local cur = bucket[okey(ns, name)]
+    if not (cur and equal(cur.status, p.status)
+            and equal(cur.spec, p.spec)) then
+      local md = p.metadata
+      md.uid = cur and cur.metadata.uid or self:_next_uid()
+      md.creationTimestamp = cur and cur.metadata.creationTimestamp
+        or self.clock:timestamp()
+      self:_seed_owner(info, p)
+      self:_put(info, p)
+    end
+  end
+end
+
+-- Remove the Pods (and a Deployment's ReplicaSets) of a deleted workload
+-- (the garbage collector, at once).
+function Cluster:_drop_pods(w)
+  if not ctl.POD_OWNERS[w.kind] then return end
+  local info = kinds.builtin.Pod
+  for _, p in pairs(self:_bucket(info)) do
+    if owned_by(p, w) then self:_remove(info, p) end
+  end
+  if w.kind == "Deployment" then
+    info = kinds.builtin.ReplicaSet
+    for _, rs in pairs(self:_bucket(info)) do
+      if owned_by(rs, w) then self:_remove(info, rs) end
+    end
+  end
+end
+
+-- The stored Node objects (the controllers only read them).
+function Cluster:_nodes()
+  local out = {}
+  for _, n in pairs(self.store["/Node"] or {}) do out[#out + 1] = n end
+  return out
+end
+
+-- DaemonSets follow the nodes: their number, readiness, labels and taints;
+-- Deployments and StatefulSets whether any Ready node takes their pods.
+function Cluster:_nodes_changed()
+  local nodes = self:_nodes()
+  for _, kind in ipairs({ "Deployment", "StatefulSet" }) do
+    local info = kinds.builtin[kind]
+    for k, w in pairs(self.store["apps/" .. kind] or {}) do
+      local s = w.status
+      if type(s) == "table" and ctl.observed(w)
+          and not self.stalls["apps/" .. kind .. "/" .. k] then
+        local want = ctl[kind](w, self.clock:timestamp(), false, nodes)
+        if want.availableReplicas ~= s.availableReplicas
+            or want.readyReplicas ~= s.readyReplicas
+            or want.replicas ~= s.replicas then
+          self:_sync_pods(self:_set_status(info, w, want))
+        end
+      end
+    end
+  end
+  local info = kinds.builtin.DaemonSet
+  for k, ds in pairs(self.store["apps/DaemonSet"] or {}) do
+    local s = ds.status
+    if type(s) == "table" and not self.stalls["apps/DaemonSet/" .. k] then
+      local want = ctl.DaemonSet(ds, nil, false, nodes)
+      if want.desiredNumberScheduled ~= s.desiredNumberScheduled
+          or want.numberAvailable ~= s.numberAvailable
+          or want.numberReady ~= s.numberReady then
+        self:_sync_pods(self:_set_status(info, ds, want))
+      end
+    end
+  end
+end
+
+--- Field ownership -------------------------------------------------------
+
+-- The kind's type in the schema: built-in kinds from uphook.backend.mock.schema,
+-- custom ones from their CRD (kinds.from_crd keeps the version schemas).
+function Cluster:_ref(info)
+  if info.schemas then return kinds.custom_ref(info, info.version) end
+  return info.ref or ssa.DEDUCED
+end
+
+-- How the field manager sees a write by `manager` of `api_version`.
+function Cluster:_fm(manager, api_version, extra)
+  local o = { manager = manager or M.MANAGER, api_version = api_version,
+              now = self.clock:timestamp(), array_mt = self.array_mt }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+
+-- Who made an object of a fixture that has no managedFields: the
+-- controllers and kubelet made what they make, the API server its own
+-- namespaces and Service; kubectl apply (client side, as `microk8s
+-- enable` runs it) the rest, with its last-applied-configuration.
+local SYSTEM_MADE = { Node = "kubelet", Pod = "kube-controller-manager",
+  ReplicaSet = "kube-controller-manager",
+  ControllerRevision = "kube-controller-manager",
+  Endpoints = "kube-controller-manager",
+  EndpointSlice = "kube-controller-manager",
+  Event = "kube-controller-manager",
+  PersistentVolume = "kube-controller-manager" }
+M.CLIENT_SIDE_APPLY = "kubectl-client-side-apply"
+
+function Cluster:_seed_owner(info, obj)
+  local md = obj.metadata
+  local who = not info.versions and SYSTEM_MADE[info.kind]
+  if not who and ((info.kind == "Namespace" and not info.versions
+                   and M.BUILTIN_NAMESPACES[md.name])
+                  or (info.kind == "Service" and md.name == "kubernetes"
+                      and md.namespace == "default")) then
+    who = "kube-apiserver"
+  end
+  if not who then
+    who = M.CLIENT_SIDE_APPLY
+    local a = type(md.annotations) == "table" and md.annotations or nil
+    if self.json_encode and not (a and a[fieldset.LAST_APPLIED]) then
+      local applied = names.clean(obj)
+      local amd = applied.metadata
+      amd.annotations = a and shallow(a) or nil
+      if amd.annotations then amd.annotations[fieldset.LAST_APPLIED] = nil end
+      if amd.annotations and next(amd.annotations) == nil then
+        amd.annotations = nil
+      end
+      if not info.namespaced then amd.namespace = nil end
+      md.annotations = a or {}
+      md.annotations[fieldset.LAST_APPLIED] = self.json_encode(applied) .. "\n"
+    end
+  end
+  local content = shallow(obj)
+  if info.status then content.status = nil end
+  fieldmanager.update(self.ssa, self:_ref(info), nil, content,
+                      self:_fm(who, obj.apiVersion, { sent = {} }))
+  md.managedFields = content.metadata.managedFields
+end
+
+--- Seeding ---------------------------------------------------------------
+
+function Cluster:_seed(o)
+  if type(o) ~= "table" or type(o.apiVersion) ~= "string"
+      or type(o.kind) ~= "string" or type(o.metadata) ~= "table"
+      or type(o.metadata.name) ~= "string" then
+    error("mock cluster: a fixture object needs apiVersion, kind and " ..
+          "metadata.name", 3)
+  end
+  local info = self:_resolve(o.apiVersion .. "/" .. o.kind)
+  -- stored as the API server stores what it decodes: a null field (an
+  -- empty `data:` in a manifest) is no field
+  local obj = copy(self:_copy(o), self.null, true)
+  local md = obj.metadata
+  md.namespace = norm_ns(info, md.namespace)
+  if md.uid == nil then md.uid = self:_next_uid() end
+  if md.creationTimestamp == nil or md.creationTimestamp == self.null then
+    md.creationTimestamp = self.clock:timestamp()
+  end
+  if info.gen and md.generation == nil then md.generation = 1 end
+  local rv = tonumber(md.resourceVersion)
+  if rv and rv > self.rv then self.rv = math.floor(rv) end
+  defaults(info, obj)
+  if md.managedFields == nil or md.managedFields == self.null then
+    self:_seed_owner(info, obj)
+  end
+  self:_storage(info, obj, nil)
+  local given = md.resourceVersion
+  self:_put(info, obj)
+  if given ~= nil then md.resourceVersion = given end
+  if info.kind == "CustomResourceDefinition" then self:_refresh_custom() end
+  -- A fixture without status describes a settled cluster.
+  if obj.status == nil then
+    local before = md.resourceVersion
+    self:_reconcile(info, obj)
+    local cur = self:_lookup(info, md.name, md.namespace)
+    cur.metadata.resourceVersion = before   -- ours: made just now
+  end
+end
+
+--- Backend ---------------------------------------------------------------
+
+-- The preconditions a body may carry: metadata.resourceVersion and uid.
+function Cluster:_preconditions(info, md, old)
+  if md.resourceVersion ~= nil and md.resourceVersion ~= self.null
+      and md.resourceVersion ~= old.metadata.resourceVersion then
+    raise(errors.conflict(info, md.name))
+  end
+  if md.uid ~= nil and md.uid ~= self.null and md.uid ~= old.metadata.uid then
+    raise(errors.uid_conflict(md.uid, old.metadata.uid))
+  end
+end
+
+-- Store a changed object: admission, generation, then the write and the
+-- controllers (or, under dry_run, nothing).
+function Cluster:_write(info, old, new, dry)
+  self:_admit_update(info, old, new)
+  if info.gen and spec_changed(new, old) then
+    new.metadata.generation = (old.metadata.generation or 0) + 1
+  end
+  if dry then return self:_copy(new) end
+  self:_put(info, new)
+  local out = self:_copy(new)
+  self:_reconcile(info, new)
+  return out
+end
+
+---@class MockApplyOptions
+---@field dry_run? boolean
+---@field manager? string   field manager (default "uphook")
+---@field force? boolean    take fields other managers own (default true)
+---@field managed_fields? table[]  under dry_run: apply as if the object's
+---   managedFields were these (the plan of the client-side apply upgrade)
+
+---Server-side apply (docs/internals.md, "Field ownership"): the applied
+---configuration merges into the object by the schema, its fields become
+---the manager's, and the fields the manager applied last time and no
+---longer applies go unless another manager owns them.
+---@param obj table
+---@param opts? MockApplyOptions
+---@return table stored_obj, "created"|"configured"|"unchanged" action
+function Cluster:apply(obj, opts)
+  opts = opts or {}
+  local info, md = self:_body(obj, "apply")
+  if md.managedFields ~= nil and md.managedFields ~= self.null then
+    raise(errors.bad_request("metadata.managedFields must be nil"))
+  end
+  local dry = opts.dry_run
+  local ns = norm_ns(info, md.namespace)
+  self:_check_namespace(info, ns)
+  local old = self:_lookup(info, md.name, ns)
+  if old then self:_preconditions(info, md, old) end
+  -- the cluster's own copy: the merge shares its subtrees with what it
+  -- stores, and with the stored object (never changed in place)
+  -- (an applied null is data to the merge, and is dropped from what is
+  -- stored)
+  local note = {}
+  local config = copy(obj, self.null, false, note)
+  local nulls = note.null or false
+  if info.status then config.status = nil end
+  for _, f in ipairs(SERVER_META) do config.metadata[f] = nil end
+  config.metadata.namespace = ns
+  local live = old
+  if old and dry and opts.managed_fields then
+    live = shallow(old)
+    live.metadata = shallow(old.metadata)
+    live.metadata.managedFields = fieldmanager.given(opts.managed_fields,
+                                                     self.array_mt)
+  end
+  local merged, changed = fieldmanager.apply(self.ssa, self:_ref(info), live,
+    config, self:_fm(opts.manager, obj.apiVersion,
+                     { force = opts.force ~= false }))
+  local new = shallow(merged)
+  new.metadata = shallow(merged.metadata)
+  if nulls then new = copy(new, self.null, true) end
+  if not old then
+    local mf = new.metadata.managedFields
+    new = self:_new_object(info, new)
+    defaults(info, new)
+    new.metadata.managedFields = mf
+    self:_storage(info, new, nil)
+    if dry then return self:_copy(new), "created" end
+    self:_put(info, new)
+    local out = self:_copy(new)
+    self:_reconcile(info, new)
+    return out, "created"
+  end
+  keep_server_meta(new, old)
+  defaults(info, new)
+  self:_storage(info, new, old)
+  if not changed then
+    -- no field changed (defaults and storage are idempotent on what is
+    -- stored): only the record of ownership may have
+    new = shallow(old)
+    new.metadata = shallow(old.metadata)
+    new.metadata.managedFields = merged.metadata.managedFields
+  end
+  if equal(new, old) then return self:_copy(old), "unchanged" end
+  return self:_write(info, old, new, dry), "configured"
+end
+
+---Read one object, or nil when absent.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@return table|nil
+function Cluster:get(kind, name, namespace)
+  local info = self:_resolve(kind)
+  assert(type(name) == "string", "get: name must be a string")
+  local obj = self:_lookup(info, name, norm_ns(info, namespace))
+  if not obj then return nil end
+  local out = self:_copy(obj)
+  local av = names.split(kind)
+  if av and info.versions then out.apiVersion = av end
+  return out
+end
+
+local function labels_match(obj, want)
+  if not want then return true end
+  local have = obj.metadata.labels
+  for k, v in pairs(want) do
+    if type(have) ~= "table" or have[k] ~= v then return false end
+  end
+  return true
+end
+
+---List objects of a kind, sorted by namespace then name.
+---@param kind string
+---@param opts? {namespace?: string, labels?: table<string, string>}
+---@return table[]
+function Cluster:list(kind, opts)
+  local info = self:_resolve(kind)
+  local ns = opts and opts.namespace
+  if not info.namespaced then ns = nil end
+  local labels = opts and opts.labels
+  local keys = {}
+  local b = self.store[gk(info)] or {}
+  for k, obj in pairs(b) do
+    if (ns == nil or obj.metadata.namespace == ns)
+        and labels_match(obj, labels) then
+      keys[#keys + 1] = k
+    end
+  end
+  table.sort(keys)
+  local out = {}
+  for i, k in ipairs(keys) do out[i] = self:_copy(b[k]) end
+  if self.array_mt then setmetatable(out, self.array_mt) end
+  return out
+end
+
+---POST: create; 409 AlreadyExists when present.
+---@param obj table
+---@param opts? {manager?: string}
+---@return table stored_obj
+function Cluster:create(obj, opts)
+  local info, md = self:_body(obj, "create")
+  local ns = norm_ns(info, md.namespace)
+  self:_check_namespace(info, ns)
+  local body = obj
+  if md.name == nil or md.name == "" then
+    body = self:_copy(obj)
+    local n = 0
+    repeat
+      n = n + 1
+      body.metadata.name = md.generateName ..
+        string.format("%05x", (self.uids * 7919 + n) % 0xfffff)
+    until not self:_lookup(info, body.metadata.name, ns)
+  elseif self:_lookup(info, md.name, ns) then
+    raise(errors.already_exists(info, md.name))
+  end
+  local new = self:_new_object(info, body)
+  defaults(info, new)
+  fieldmanager.update(self.ssa, self:_ref(info), nil, new,
+    self:_fm(opts and opts.manager, obj.apiVersion,
+             { sent = body.metadata.managedFields }))
+  self:_storage(info, new, nil)
+  self:_put(info, new)
+  local out = self:_copy(new)
+  self:_reconcile(info, new)
+  return out
+end
+
+---PUT: replace the whole object (status kept where it is a
+---subresource). metadata.resourceVersion, when set, is a precondition.
+---The changed fields become the manager's (operation Update).
+---@param obj table
+---@param opts? {manager?: string, dry_run?: boolean}
+---@return table stored_obj
+function Cluster:replace(obj, opts)
+  local info, md = self:_body(obj, "replace")
+  local ns = norm_ns(info, md.namespace)
+  local old = self:_lookup(info, md.name, ns)
+  if not old then raise(errors.not_found(info, md.name)) end
+  if md.resourceVersion ~= nil and md.resourceVersion ~= self.null
+      and md.resourceVersion ~= old.metadata.resourceVersion then
+    raise(errors.conflict(info, md.name))
+  end
+  local note = {}
+  local new = copy(obj, self.null, true, note)
+  if not info.versions and note.empty then
+    ssa.drop_empty_maps(self.ssa, self:_ref(info), new)   -- omitempty
+  end
+  local sent = new.metadata.managedFields
+  keep_server_meta(new, old)
+  new.metadata.managedFields = nil
+  if info.status then new.status = self:_copy(old.status) end
+  defaults(info, new)
+  fieldmanager.update(self.ssa, self:_ref(info), old, new,
+    self:_fm(opts and opts.manager, obj.apiVersion, { sent = sent }))
+  self:_storage(info, new, old)
+  if equal(new, old) then return self:_copy(old) end
+  return self:_write(info, old, new, opts and opts.dry_run)
+end
+
+---Set metadata.managedFields as given, changing no other field: what a
+---JSON patch of /metadata/managedFields does (the client-side apply
+---upgrade of kubectl and uphook, and the restore of a rollback).
+---`resource_version`, when given, is a precondition.
+---@param kind string
+---@param name string
+---@param namespace string|nil
+---@param managed_fields table[]
+---@param resource_version? string
+---@return table stored_obj
+function Cluster:set_managed_fields(kind, name, namespace, managed_fields,
+                                    resource_version)
+  local info = self:_resolve(kind)
+  local old = self:_lookup(info, name, norm_ns(info, namespace))
+  if not old then raise(errors.not_found(info, name)) end
+  if resource_version ~= nil
+      and resource_version ~= old.metadata.resourceVersion then
+    raise(errors.conflict(info, name))
+  end
+  local mf = fieldmanager.given(managed_fields, self.array_mt)
+  if equal(mf, old.metadata.managedFields) then return self:_copy(old) end
+  local new = shallow(old)
+  new.metadata = shallow(old.metadata)
+  new.metadata.managedFields = mf
+  self:_put(info, new)
+  return self:_copy(new)
+end
+
+function Cluster:_remove(info, obj)
+  local md = obj.metadata
+  self.store[gk(info)][okey(md.namespace, md.name)] = nil
+  if info.kind == "Service" then
+    local ip = validate.get(obj, "spec", "clusterIP")
+    if ip then self.ips[ip] = nil end
+  end
+end
+
+---DELETE. True when deleted, false when it was absent. A Namespace
+---takes its objects along, a CRD its custom resources.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@return boolean
+function Cluster:delete(kind, name, namespace)
+  local info = self:_resolve(kind)
+  local obj = self:_lookup(info, name, norm_ns(info, namespace))
+  if not obj then return false end
+  self:_remove(info, obj)
+  if not info.versions then self:_drop_pods(obj) end
+  self.rv = self.rv + 1
+  if info.kind == "Namespace" and not info.versions then
+    for g, bucket in pairs(self.store) do
+      for _, o in pairs(bucket) do
+        if o.metadata.namespace == name then
+          self:_remove({ group = g:match("^(.-)/"),
+                         kind = g:match("/(.*)$") }, o)
+        end
+      end
+    end
+  elseif info.kind == "CustomResourceDefinition" and not info.versions then
+    local def = kinds.from_crd(obj)
+    if def then self.store[gk(def)] = nil end
+    self:_refresh_custom()
+  elseif info.kind == "Node" and not info.versions then
+    self:_nodes_changed()
+  end
+  return true
+end
+
+---Watch one object: fn(obj_or_nil) on the current object and on every
+---change, until fn returns true or `timeout` mock seconds pass. The
+---clock jumps from event to event, so a timeout costs no real time.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@param fn fun(obj: table|nil): boolean
+---@param timeout? number seconds (default 300)
+---@return boolean ok, table|nil last_obj
+function Cluster:watch(kind, name, namespace, fn, timeout)
+  assert(type(fn) == "function", "watch: fn must be a function")
+  local deadline = self.clock:now() + (timeout or 300)
+  local obj = self:get(kind, name, namespace)
+  if fn(obj) then return true, obj end
+  local seen = obj and obj.metadata.resourceVersion
+  while true do
+    local t = self.clock:next_event()
+    if not t or t > deadline then
+      self.clock:advance_to(deadline)
+      return false, obj
+    end
+    self.clock:advance_to(t)
+    local cur = self:get(kind, name, namespace)
+    local rv = cur and cur.metadata.resourceVersion
+    if rv ~= seen then
+      obj, seen = cur, rv
+      if fn(obj) then return true, obj end
+    end
+  end
+end
+
+---The mock time in seconds.
+---@return number
+function Cluster:now()
+  return self.clock:now()
+end
+
+---Advance the mock clock (instantly), running what is due.
+---@param seconds number
+function Cluster:sleep(seconds)
+  self.clock:sleep(seconds)
+end
+
+---Record a service restart on this node (its kubelet then runs with
+---this node's kubelet args, when the mock has nodes: uphook.backend.mock.agent).
+---@param service string
+---@return boolean
+function Cluster:restart(service)
+  assert(type(service) == "string", "restart: service must be a string")
+  self.restarts[#self.restarts + 1] = { service = service,
+                                        time = self.clock:now() }
+  if self.agents and self.this_node_name then
+    self.agents:restart(self.this_node_name, service)
+  end
+  return true
+end
+
+--- Nodes (docs/internals.md, the backend's node methods) -------------------
+
+local Nodes = {}
+
+---Cluster-agent configure requests, answered in order by each node's
+---mock agent (uphook.backend.mock.agent).
+---@param reqs {node: string, address: string, body: table}[]
+---@return table[] results
+function Nodes:agent_configure(reqs)
+  return self.agents:configure(reqs, self:list("v1/Node"))
+end
+
+---A node's running kubelet configuration (its configz).
+---@param name string
+---@return table|nil kubeletconfig, table|nil err
+function Nodes:kubelet_config(name)
+  if not self:get("v1/Node", name) then
+    return nil, errors.not_found(kinds.builtin.Node, name)
+  end
+  return self.agents:kubelet_config(name)
+end
+
+---After this node's kubelite restart: the mock API server answers at once.
+---@return boolean
+function Nodes:api_ready()
+  return true
+end
+
+---Give the cluster its nodes' files, kubelets and agents: from now on it
+---has the backend's node methods (a mock without them, as `list` and
+---`doctor` use without a state dir, reads no node).
+---@param agents MockAgents
+function Cluster:attach_nodes(agents)
+  self.agents = agents
+  for k, f in pairs(Nodes) do self[k] = f end
+end
+
+--- Test helpers ----------------------------------------------------------
+
+---Every object, sorted by group/kind, namespace, name (deep copies).
+---@return table[]
+function Cluster:objects()
+  local gks = {}
+  for k in pairs(self.store) do gks[#gks + 1] = k end
+  table.sort(gks)
+  local out = {}
+  for _, g in ipairs(gks) do
+    local b, keys = self.store[g], {}
+    for k in pairs(b) do keys[#keys + 1] = k end
+    table.sort(keys)
+    for _, k in ipairs(keys) do out[#out + 1] = self:_copy(b[k]) end
+  end
+  return out
+end
+
+---A deep copy of the whole state, for restore().
+---@return table
+function Cluster:snapshot()
+  local store = {}    -- stored objects are immutable: share them
+  for k, bucket in pairs(self.store) do store[k] = shallow(bucket) end
+  return { store = store, rv = self.rv, uids = self.uids,
+           ips = self:_copy(self.ips), restarts = self:_copy(self.restarts),
+           stalls = self:_copy(self.stalls) }
+end
+
+---Go back to a snapshot (the clock is not rewound).
+---@param snap table
+function Cluster:restore(snap)
+  self.store = {}
+  for k, bucket in pairs(snap.store) do self.store[k] = shallow(bucket) end
+  self.ips = self:_copy(snap.ips)
+  self.restarts = self:_copy(snap.restarts)
+  self.stalls = self:_copy(snap.stalls)
+  self.rv, self.uids = math.max(self.rv, snap.rv), snap.uids
+  self:_refresh_custom()
+end
+
+-- "apps/Deployment/ns/name"
+function Cluster:_stall_key(kind, name, namespace)
+  local info = self:_resolve(kind)
+  return gk(info) .. "/" .. okey(norm_ns(info, namespace), name), info
+end
+
+---Stall the rollouts of a workload: after a change its status stays
+---behind (updated replicas short, observedGeneration caught up). With
+---`seconds`, each stalled rollout finishes that many mock seconds later.
+---@param kind string
+---@param name string
+---@param namespace? string
+---@param seconds? number
+function Cluster:stall(kind, name, namespace, seconds)
+  local key = self:_stall_key(kind, name, namespace)
+  self.stalls[key] = { seconds = seconds }
+end
+
+---Lift a stall and finish a pending rollout now.
+---@param kind string
+---@param name string
+---@param namespace? string
+function Cluster:unstall(kind, name, namespace)
+  local key, info = self:_stall_key(kind, name, namespace)
+  self.stalls[key] = nil
+  local obj = self:_lookup(info, name, norm_ns(info, namespace))
+  if obj and ctl.ROLLOUT[info.kind] then self:_complete(info, obj) end
+end
+
+local function node_info(n)
+  local labels = type(n.metadata.labels) == "table" and n.metadata.labels
+                 or {}
+  local roles = {}
+  for k in pairs(labels) do
+    local r = k:match("^node%-role%.kubernetes%.io/(.+)$")
+    if r then roles[#roles + 1] = r end
+  end
+  table.sort(roles)
+  local st = type(n.status) == "table" and n.status or {}
+  local ni = type(st.nodeInfo) == "table" and st.nodeInfo or {}
+  local addrs = {}
+  for _, a in ipairs(type(st.addresses) == "table" and st.addresses or {}) do
+    if type(a) == "table" and a.address then
+      addrs[#addrs + 1] = { type = a.type, address = a.address }
+    end
+  end
+  return { name = n.metadata.name, ready = ctl.condition_true(n, "Ready"),
+    roles = roles,
+    arch = ni.architecture or labels["kubernetes.io/arch"],
+    os = ni.operatingSystem or labels["kubernetes.io/os"],
+    kubelet_version = ni.kubeletVersion, labels = copy(labels),
+    addresses = addrs,
+    unschedulable = validate.get(n, "spec", "unschedulable") == true }
+end
+
+---Nodes in the shape of docs/contract.md §4 nodes.list(), sorted by name.
+---@return table[]
+---Is this kind namespaced? nil when the cluster does not know it.
+---@param apiVersion string|nil
+---@param kind string
+---@return boolean|nil
+function Cluster:namespaced(apiVersion, kind)
+  local ok, info = pcall(self._resolve, self,
+    apiVersion and (apiVersion .. "/" .. kind) or kind)
+  if not ok then return nil end
+  return info.namespaced and true or false
+end
+
+function Cluster:nodes()
+  local out = {}
+  for i, n in ipairs(self:list("Node")) do out[i] = node_info(n) end
+  return out
+end
+
+---The node uphook runs on: opts.this_node, else the first by name.
+---@return table|nil
+function Cluster:this_node()
+  for _, n in ipairs(self:nodes()) do
+    if not self.this_node_name or n.name == self.this_node_name then
+      return n
+    end
+  end
+  return nil
+end
+
+M.Cluster = Cluster
+return M

@@ -1,0 +1,466 @@
+--- uphook.cmd.cli: what each command does, given the options host/cli.c
+--- parsed. Exit codes are docs/contract.md §1's.
+local enabled = require "uphook.engine.enabled"
+local engine = require "uphook.engine.phases"
+local Backend = require "uphook.backend.connect"
+local lease = require "uphook.engine.lease"
+local plan = require "uphook.engine.plan"
+local plantext = require "uphook.engine.plantext"
+local rollback = require "uphook.engine.rollback"
+local Report = require "uphook.cmd.report"
+local R = require "uphook.core.run"
+local selfcmd = require "uphook.cmd.selfcmd"
+local state = require "uphook.engine.state"
+
+local M = {}
+
+local function writer(f)
+  return function(s) f:write(s); f:flush() end
+end
+
+local function new_report(o, c)
+  return Report.new { format = o.output, tty = o.tty, err_tty = o.err_tty,
+    term_dumb = o.term_dumb, no_color = o.no_color, plan = o.command == "plan",
+    verbosity = o.verbosity, write = writer(io.stdout),
+    ewrite = writer(io.stderr), json = c.json, clock = c.sys.wall,
+    event_log = c.sys.event_log }
+end
+
+local function must(v, err)
+  if v == nil then error(err, 0) end
+  return v
+end
+
+--- Where this run keeps its files.
+local function layout(o, c, addon)
+  -- resolved once (symlinks followed this one time) and held as a
+  -- descriptor: every addon: read of the run resolves beneath it
+  -- (docs/security.md)
+  addon.dir = must(c.fs.pin(addon.dir))
+  local dir = o.state_dir
+  if not dir and o.offline then
+    -- a throwaway world: M.main removes it when the command ends
+    dir = must(c.sys.mkdtemp())
+    o.temporary_dir = dir
+  end
+  dir = dir or (o.snap_common .. "/var/lib/uphook")
+  must(c.sys.mkdirs(dir))
+  dir = must(c.sys.realpath(dir))
+  if dir:sub(1, 1) ~= "/" then   -- the C families take absolute folders
+    must(c.sys.mkdirs(dir))
+    dir = must(c.sys.realpath(dir))
+  end
+  local files = o.offline and (dir .. "/offline") or o.snap_data
+  local L = { state_dir = dir, journal_dir = dir .. "/journal",
+    cache_dir = dir .. "/cache",
+    journal_path = dir .. "/journal/" .. addon.name .. ".journal",
+    roots = { args = files .. "/args", bin = files .. "/bin",
+      addon = addon.dir, state = dir .. "/addons/" .. addon.name } }
+  for _, d in ipairs { L.journal_dir, L.cache_dir, L.roots.state,
+                       L.roots.args, L.roots.bin } do
+    if not (o.offline == nil and (d == L.roots.args or d == L.roots.bin))
+    then must(c.sys.mkdirs(d)) end
+  end
+  return L
+end
+
+--- Who holds the lock, as the user knows it: `microk8s enable dns` for
+--- MicroK8s's enable/disable wrappers, else its command line.
+local function lock_holder(c, path)
+  local pid, cmd = c.sys.lock_holder(path)
+  if not pid then return "another process (an upgrade, or microk8s "
+    .. "enable/disable)" end
+  local verb, rest = cmd:match("scripts/wrappers/(%a+)%.py%s*(.-)%s*$")
+  if verb == "enable" or verb == "disable" then
+    cmd = "microk8s " .. verb .. (rest ~= "" and (" " .. rest) or "")
+  end
+  if #cmd > 80 then cmd = cmd:sub(1, 77) .. "..." end
+  return string.format("PID %d, `%s`", pid, require("uphook.core.escape").text(cmd))
+end
+
+--- The lock `microk8s enable/disable` take; an offline world keeps its
+--- own under its state dir. After a second of waiting, uphook says who
+--- holds it; when the wait is over, the message names the holder.
+local function node_lock(o, c, cmd, L, wait, report)
+  if cmd == "plan" or c.sys.getenv("MICROK8S_ADDONS_SKIP_LOCK") == "1" then
+    return true
+  end
+  local dir = o.offline and (L.state_dir .. "/lock")
+              or (o.snap_data .. "/var/lock")
+  c.sys.mkdirs(dir)
+  local path = dir .. "/.microk8s-addon-lock"
+  wait = wait or o.lock_wait
+  local lock, err, why = c.sys.lock(path, math.min(wait, 1))
+  if lock or why ~= "locked" then return lock, err end
+  if wait > 1 then
+    if report then
+      report:info(string.format("waiting for the addon lock (held by %s) "
+        .. "...", lock_holder(c, path)))
+    end
+    lock, err, why = c.sys.lock(path, wait - 1)
+    if lock or why ~= "locked" then return lock, err end
+  end
+  return nil, string.format("the addon lock %s is held by %s; waited %g s "
+    .. "(--lock-wait)", path, lock_holder(c, path), wait)
+end
+
+--- An addon that is not enabled is not upgraded: `microk8s enable`
+--- installs its current version.
+local function refuse_disabled(o, c, report, backend)
+  local a = o.addon
+  if enabled.check(backend, a.check_status, enabled.this_node(o, c)) == false then
+    report:error(string.format("Addon %s is not enabled: 'microk8s enable "
+      .. "%s/%s' installs its current version", a.name, a.repo, a.name))
+    return engine.EARLY
+  end
+end
+
+local function print_outcome(o, c, report, code, run)
+  report:clear_status()     -- the status line goes before the outcome
+  if o.command == "plan" and code == engine.OK then
+    local h = plan.header(run)
+    local arr = c.json.array    -- an empty list is [] in JSON, not {}
+    if not report:event({ event = "plan", addon = run.addon, from = run.from,
+        to = run.to, description = h.description,
+        permissions = arr(h.permissions), entries = arr(run.entries),
+        summary = plan.summary(run.entries) }) then
+      if run.noop then
+        io.stdout:write(string.format("Plan for %s %s -> %s\nNothing to "
+          .. "do.\n", run.addon, tostring(run.from), tostring(run.to)))
+      else
+        io.stdout:write(plantext.render(run.entries, { header = h,
+          full = o.full, null = run.null }))
+      end
+    end
+    report:event({ event = "result", code = code, addon = run.addon,
+      from = run.from, to = run.to, noop = run.noop or nil })
+    return
+  end
+  local secs = run.elapsed or 0
+  if code == engine.OK then
+    if run.noop then    -- "nothing to do" was said; JSON gets its result
+      report:event({ event = "result", code = code, addon = run.addon,
+        from = run.from, to = run.to, noop = true, seconds = secs })
+    else
+      if not report:event({ event = "result", code = code, addon = run.addon,
+          from = run.from, to = run.to,
+          changes = c.json.array(plan.changes(run.entries)),
+          summary = plan.summary(run.entries), seconds = secs }) then
+        if o.verbosity >= 0 then
+          io.stdout:write(plantext.render(run.entries, { changed_only = true,
+            null = run.null }))
+        end
+        report:info(string.format("Upgraded %s from %s to %s in %.2f s. "
+          .. "State: ConfigMap kube-system/uphook-%s.", run.addon, run.from,
+          run.to, secs, run.addon))
+      end
+    end
+    return
+  end
+  report:error(run.error or "failed")
+  if run.trace and o.verbosity > 0 then io.stderr:write(run.trace, "\n") end
+  if code == engine.FAILED then
+    report:info(string.format("Rolled back: %d change%s undone; %s is "
+      .. "unchanged.", #(run.restored or {}), #(run.restored or {}) == 1
+      and "" or "s", run.addon))
+  elseif code == engine.STUCK then
+    for _, p in ipairs(run.problems or {}) do report:error("cannot undo " .. p) end
+    report:error(string.format("rollback incomplete: the journal is kept "
+      .. "at %s; run: %s", run.journal_path,
+      selfcmd.line(o, c, "recover", run.addon)))
+  end
+  report:event({ event = "result", code = code, addon = run.addon,
+    error = run.error, seconds = secs, journal = code == engine.STUCK
+    and run.journal_path or nil })
+end
+
+--- `uphook upgrade <addon> --help`: the hook's parameters, read from its
+--- declarations in a confined child; nothing else runs.
+local function addon_help(o, c, report)
+  local info, err = require("uphook.engine.hookload").load(c, o.addon.hook,
+    o.addon.name .. "/upgrade.lua")
+  if not info then report:error(err); return engine.EARLY end
+  io.stdout:write(require("uphook.engine.params").help(info, o.addon.name,
+    o.command))
+  return engine.OK
+end
+
+--- A worker node (var/lock/clustered.lock) refuses, as `microk8s enable`
+--- does there (canonical/microk8s@d099c907:scripts/wrappers/common/utils.py,
+--- is_cluster_locked).
+local function worker_node(o, c)
+  if o.command ~= "upgrade" or o.offline then return nil end
+  local lock = o.snap_data .. "/var/lock/clustered.lock"
+  return c.sys.kind(lock) and lock
+end
+
+local function upgrade(o, c, report)
+  local addon = o.addon
+  if o.help then return addon_help(o, c, report) end
+  local L = layout(o, c, addon)
+  -- the hook through the held folder too (it was read by path before)
+  local hook_rel = addon.hook:match("([^/]+)$")
+  local source = must(c.fs.read(addon.dir, hook_rel), addon.hook
+    .. ": no such file")
+  -- the lock first: a journal is only "left behind" when no upgrade of
+  -- ours is running
+  local lock, lerr = node_lock(o, c, o.command, L, nil, report)
+  if not lock then report:error(lerr); return engine.LOCKED end
+  if c.sys.kind(L.journal_path) then
+    report:error(string.format("an interrupted upgrade of %s left a journal "
+      .. "(%s): first run: %s", addon.name, L.journal_path,
+      selfcmd.line(o, c, "recover", addon.name)))
+    return engine.STUCK
+  end
+  -- the hook child is forked before any request hands a credential to
+  -- libcurl (docs/security.md "Credentials"), and the enabled check is
+  -- such a request
+  local child, serr = c.broker.spawn { source = source,
+    chunkname = "@" .. addon.hook, memory_limit = o.memory_limit << 20,
+    deadline = c.sys.now() + (o.timeout or 900), timeout = o.timeout }
+  if not child then report:error(serr); return engine.EARLY end
+  local backend, net, host = Backend.connect(o, c, report, L)
+  local refused = refuse_disabled(o, c, report, backend)
+  if refused then child:close(); return refused end
+  local code, run = engine.run { command = o.command, addon = addon.name,
+    spawn = function() return child end,
+    source = source, chunkname = "@" .. addon.hook,
+    hook_name = addon.name .. "/upgrade.lua", argv = o.hook_args,
+    reset_params = o.reset_params,
+    backend = backend, net = net, roots = L.roots, c = c,
+    journal_path = L.journal_path, cache_dir = L.cache_dir,
+    ca_file = o.ca_file, plan_fetch = o.plan_fetch,
+    hostname = host, report = report,
+    -- where nodes.resolv_conf reads this node's resolv.conf files: the
+    -- offline world's, or (test-only) UPHOOK_TEST_HOST_ROOT's
+    host_root = o.offline and (L.state_dir .. "/offline/host")
+      or c.sys.getenv("UPHOOK_TEST_HOST_ROOT"),
+    timeout = o.timeout, memory_limit = o.memory_limit << 20,
+    state_quota = o.state_quota,
+    bases = { snap_data = o.snap_data, snap_common = o.snap_common },
+    confirm = require("uphook.cmd.confirm").new(o, report),
+    record_failures = true,
+    clock_wall = c.sys.wall, pid = c.sys.pid() }
+  print_outcome(o, c, report, code, run)
+  if type(lock) == "userdata" then lock:release() end
+  return code
+end
+
+--- An addon whose upgrade is an executable `upgrade` script: it runs in
+--- uphook's place, as `microk8s enable` runs an enable script: under the
+--- node lock, with MICROK8S_ADDONS_SKIP_LOCK=1 so that what it runs
+--- (`microk8s enable ...`) does not wait for that lock, with the
+--- arguments after the addon; its exit code is the command's.
+local function script(o, c, report)
+  local addon = o.addon
+  -- its output is its own, not JSON events, and it ends without uphook's
+  -- result event: refused before anything runs
+  if o.output == "json" then
+    report:error(string.format("the upgrade of %s is a script (%s): its "
+      .. "output is not JSON; run it without --output json", addon.name,
+      addon.script))
+    return engine.EARLY
+  end
+  local L = layout(o, c, addon)
+  local lock, lerr = node_lock(o, c, "upgrade", L, nil, report)
+  if not lock then report:error(lerr); return engine.LOCKED end
+  local backend = Backend.connect(o, c, report, L)
+  local refused = refuse_disabled(o, c, report, backend)
+  if backend.close then backend:close() end
+  if refused then return refused end
+  local argv = { addon.script }
+  for _, a in ipairs(o.hook_args) do argv[#argv + 1] = a end
+  if o.temporary_dir then c.sys.rmtree(o.temporary_dir) end
+  local _, err = c.sys.exec(addon.script, argv,
+    { MICROK8S_ADDONS_SKIP_LOCK = "1" }, type(lock) == "userdata" and lock
+    or nil)
+  report:error(err)
+  return engine.EARLY
+end
+
+--- The Lease of an interrupted run of this node goes with its journal;
+--- without a journal, only a stale one (docs/state.md). Best effort: a
+--- cluster that cannot be reached only gets a warning.
+local function release_lease(o, c, report, L, backend, recovered, host)
+  local ok, err = pcall(function()
+    if not backend then
+      local b, _, h = Backend.connect(o, c, report, L)
+      backend, host = b, h
+    end
+    local done = lease.release({ backend = backend, addon = o.addon.name,
+      hostname = host or c.sys.hostname(), c = c }, recovered)
+    if done then report:info(done) end
+  end)
+  if not ok then
+    report:log("warn", string.format("could not check the Lease %s/%s: %s",
+      lease.NAMESPACE, lease.name(o.addon.name), type(err) == "table"
+      and (err.message or "error") or tostring(err)))
+  end
+end
+
+--- `recover --dry-run`: what recover would undo, in words; nothing is
+--- changed and no lock is taken (as plan takes none).
+local function recover_preview(o, c, report, run, begin, body, L)
+  local steps = rollback.preview(run, body)
+  local left = 0
+  if not report:event({ event = "recover_plan", addon = o.addon.name,
+      from = begin.from, to = begin.to, journal = L.journal_path,
+      steps = c.json.array(steps) }) then
+    io.stdout:write(string.format("Recovering %s would undo the interrupted "
+      .. "upgrade %s -> %s (journal %s), in this order:\n", o.addon.name,
+      tostring(begin.from or "(none)"), tostring(begin.to),
+      L.journal_path))
+    if #steps == 0 then io.stdout:write("  nothing: no change was made\n") end
+    for i, st in ipairs(steps) do
+      io.stdout:write(string.format("  %d. %s\n", i,
+        require("uphook.core.escape").text(st.text)))
+    end
+  end
+  for _, st in ipairs(steps) do
+    if st.action == "leave" then left = left + 1 end
+  end
+  if left > 0 then
+    report:info(string.format("%d change%s would be left alone: recover "
+      .. "would keep the journal and exit 6", left, left == 1 and "" or "s"))
+  end
+  report:info("Nothing was changed (--dry-run). To recover, run: "
+    .. selfcmd.line(o, c, "recover", o.addon.name))
+  report:event({ event = "result", code = engine.OK, addon = o.addon.name,
+    dry_run = true, steps = #steps, left_alone = left })
+  return engine.OK
+end
+
+--- The version recover leaves the addon at (the state's, else the one
+--- the interrupted upgrade started from) and what to run next.
+local function recovered_line(o, c, run, begin, n)
+  local ok, st = pcall(state.read, run)
+  local at = ok and st and st.version or begin.from
+  local name = o.addon.name
+  return string.format("Recovered %s: %d change%s undone; %s is %s, as "
+    .. "before the interrupted upgrade to %s.", name, n, n == 1 and "" or "s",
+    name, at and ("at " .. at) or "as it was", tostring(begin.to)),
+    string.format("Next: %s (with 'plan' for 'upgrade': what it would do)",
+    selfcmd.line(o, c, "upgrade", name)), at
+end
+
+--- recover itself: undo the journal's records, say so in the history,
+--- then remove the journal and the interrupted run's Lease.
+local function recover_undo(o, c, report, run, L, begin, body)
+  local ok, problems, restored = rollback.undo(run, body)
+  for _, r in ipairs(restored) do report:info(r) end
+  -- the history says so, as for the run it recovers (docs/state.md)
+  if begin.from then
+    state.note(run, { from = begin.from, to = begin.to,
+      code = ok and engine.OK or engine.STUCK,
+      result = ok and "recovered" or "recover incomplete",
+      error = not ok and ("cannot undo " .. tostring(problems[1])) or nil },
+      not ok and body or nil)
+  end
+  if not ok then
+    for _, p in ipairs(problems) do report:error("cannot undo " .. p) end
+    report:error(string.format("recovery incomplete; the journal is kept "
+      .. "at %s; when what is named above is fixed, run again: %s",
+      L.journal_path, selfcmd.line(o, c, "recover", o.addon.name)))
+    return engine.STUCK
+  end
+  rollback.remove(c.journal, c.fs, L.journal_path, body)
+  release_lease(o, c, report, L, run.backend, true, run.hostname)
+  local done, next_step, at = recovered_line(o, c, run, begin, #restored)
+  report:info(done)
+  report:info(next_step)
+  report:event({ event = "result", code = engine.OK, addon = o.addon.name,
+    undone = #restored, version = at })
+  return engine.OK
+end
+
+local function recover(o, c, report)
+  local L = layout(o, c, o.addon)
+  local recs, torn, version = c.journal.replay(L.journal_path)
+  if not recs and torn then
+    report:error(string.format("cannot read the journal %s: %s; it is kept "
+      .. "for manual recovery", L.journal_path, tostring(torn)))
+    return engine.STUCK
+  end
+  if not recs then
+    report:info("nothing to recover: " .. o.addon.name .. " has no journal")
+    -- a run of this node may still be on: then its Lease is no one's to
+    -- release, and the lock says so at once
+    if not o.dry_run and node_lock(o, c, "recover", L, 0) then
+      release_lease(o, c, report, L, nil, false)
+    end
+    return engine.OK
+  end
+  if not o.dry_run then
+    local lock, lerr = node_lock(o, c, "recover", L, nil, report)
+    if not lock then report:error(lerr); return engine.LOCKED end
+  end
+  local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}
+  local refused, warning = rollback.check_journal(begin, version, L.roots,
+    { snap_data = o.snap_data, snap_common = o.snap_common }, o.addon.name)
+  if refused then
+    report:error(string.format("%s: %s; it is kept", L.journal_path, refused))
+    return engine.STUCK
+  end
+  if warning then report:log("warn", warning) end
+  local backend, _, host = Backend.connect(o, c, report, L)
+  -- recover is not bounded by --timeout: each request by its own
+  if backend.set_deadline then backend:set_deadline(nil) end
+  -- today's roots, never the journal's: every path is checked under them
+  local run = R.new { addon = o.addon.name, c = c,
+    backend = backend, hostname = host, roots = L.roots, report = report,
+    journal_path = L.journal_path, clock_wall = c.sys.wall }
+  if torn then report:log("warn", "the journal's last record was torn "
+    .. "(the crash came while writing it); it is ignored") end
+  local body = {}
+  for i = 2, #recs do body[#body + 1] = recs[i] end
+  if o.dry_run then
+    return recover_preview(o, c, report, run, begin, body, L)
+  end
+  return recover_undo(o, c, report, run, L, begin, body)
+end
+
+local COMMANDS = {
+  upgrade = function(o, c, r)
+    local worker = worker_node(o, c)
+    if worker then
+      r:error(string.format("This MicroK8s deployment is acting as a node "
+        .. "in a cluster (%s): upgrade %s on a control-plane node", worker,
+        o.addon.name))
+      return engine.EARLY
+    end
+    return (o.addon.script and script or upgrade)(o, c, r)
+  end,
+  plan = upgrade, recover = recover,
+  test = function(o, c) return require("uphook.cmd.test").main(o, c) end,
+  lint = function(o, c, r) return require("uphook.cmd.lint").main(o, c, r) end,
+  list = function(o, c, r) return require("uphook.cmd.list").main(o, c, r) end,
+  doctor = function(o, c, r) return require("uphook.cmd.doctor").main(o, c, r) end,
+  fixture = function(o, c, r) return require("uphook.cmd.fixture").main(o, c, r) end,
+}
+
+---@param o table options from host/cli.c
+---@return integer exit code
+function M.main(o)
+  local c = require("uphook.core.cfamilies").load()
+  local report = new_report(o, c)
+  for _, w in ipairs(o.warnings or {}) do
+    if o.verbosity > 0 then report:log("warn", w) end
+  end
+  local ok, code = pcall(COMMANDS[o.command], o, c, report)
+  if o.temporary_dir then c.sys.rmtree(o.temporary_dir) end
+  local err
+  if not ok then
+    err = require("uphook.core.errors").message(code)
+    report:error(err)
+    code = engine.EARLY
+  end
+  -- every JSON run ends with exactly one result event (docs/output.md)
+  if not report.result_sent then
+    report:event({ event = "result", code = code, command = o.command,
+      addon = o.addon and o.addon.name or nil,
+      error = err or (code ~= 0 and report.last_error or nil) })
+  end
+  return code
+end
+
+return M

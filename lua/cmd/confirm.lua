@@ -1,0 +1,53 @@
+--- uphook.cmd.confirm: the one confirmation uphook asks for, and its one
+--- flag (docs/security.md "Consent"; docs/guide.md "Data loss"): a
+--- delete the hook made with allow_data_loss, and new permissions.
+---
+--- On a terminal (stdin) uphook shows what it is about to do and asks;
+--- --yes answers yes without asking; with neither, the answer is no.
+--- Only live upgrades ask: plan, --offline and `uphook test` get no
+--- confirmer (what they would confirm is only shown).
+local escape = require "uphook.core.escape"
+
+local M = {}
+
+---A confirmer for this command, or nil when the command never asks.
+---@param o table options from host/cli.c (command, offline, yes, in_tty, err_tty, tty)
+---@param report table lua/cmd/report.lua
+---@param input? file* where answers are read (default io.stdin)
+---@return nil|fun(lines: string[], what: string): boolean, string|nil
+function M.new(o, report, input)
+  if o.command ~= "upgrade" or o.offline then return nil end
+  input = input or io.stdin
+  ---@param lines string[] what is asked about (hook text is escaped)
+  ---@param what string a name for it ("the data-loss delete of ...")
+  return function(lines, what)
+    what = what or tostring(lines[1] or "this")
+    if o.yes then
+      report:info("yes (--yes) to " .. what)
+      report:event({ event = "confirm", what = what, answer = "yes",
+        by = "--yes" })
+      return true
+    end
+    if not o.in_tty or not (o.err_tty or o.tty) then
+      report:event({ event = "confirm", what = what, answer = "no",
+        by = "no terminal" })
+      return false, "no terminal to ask on: --yes allows it"
+    end
+    report:clear_status()
+    local w = o.err_tty and io.stderr or io.stdout
+    for _, l in ipairs(lines) do w:write(escape.text(l), "\n") end
+    w:write("Go ahead? [y/N] ")
+    w:flush()
+    local answer = input:read("l")
+    if answer == nil then w:write("\n") end
+    local yes = answer ~= nil and (answer:match("^%s*[yY]%s*$")
+      or answer:match("^%s*[yY][eE][sS]%s*$")) ~= nil
+    report:event({ event = "confirm", what = what,
+      answer = yes and "yes" or "no", by = "terminal" })
+    if yes then return true end
+    return false, answer == nil and "no answer (end of input)"
+      or "the answer was no"
+  end
+end
+
+return M

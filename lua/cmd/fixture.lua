@@ -1,0 +1,160 @@
+--- uphook.cmd.fixture: `uphook fixture <addon>` prints a fixture of the cluster
+--- as the addon's hook sees it, for `t.env{cluster = ...}` and `--offline`:
+--- * the objects the addon's YAML files name (their placeholders left
+---   out: a name or namespace with `$` or `{{` is not looked up), the
+---   objects of those kinds labelled addon.microk8s.io/name=<addon>, the
+---   custom objects of the CRDs it ships (its users' data: Certificates,
+---   IPAddressPools...), and the PersistentVolumes its claims are bound to;
+--- * every Node, and uphook's state ConfigMap kube-system/uphook-<addon>;
+--- * without the server's own metadata (uid, resourceVersion, generation,
+---   creationTimestamp, ...) but with managedFields, so the mock owns each
+---   field as the API server did;
+--- * with every value of a Secret's data (and of the copy kubectl's
+---   last-applied annotation holds) replaced, its keys kept.
+local kinds = require "uphook.core.kinds"
+local addonscan = require "uphook.engine.addonscan"
+local Backend = require "uphook.backend.connect"
+
+local M = {}
+
+M.MAX_PER_KIND = 2000          -- objects listed of one kind
+M.REDACTED = "cmVkYWN0ZWQ="    -- base64 of "redacted"
+
+local LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+local function placeholder(s)
+  return type(s) == "string" and (s:find("$", 1, true) or s:find("{{", 1, true))
+end
+
+--- The object as a fixture holds it: server metadata and status.
+--- conditions kept, uid and the like dropped, Secrets' values replaced.
+local function clean(c, o)
+  local md = o.metadata or {}
+  for _, f in ipairs(kinds.SERVER_METADATA) do
+    if f ~= "managedFields" then md[f] = nil end
+  end
+  if o.kind == "Secret" then
+    for _, field in ipairs { "data", "stringData" } do
+      if type(o[field]) == "table" then
+        for k in pairs(o[field]) do o[field][k] = M.REDACTED end
+      end
+    end
+    local ann = md.annotations
+    local la = type(ann) == "table" and ann[LAST_APPLIED]
+    if la then
+      local ok, v = pcall(c.json.decode, la)
+      if ok and type(v) == "table" then
+        for _, field in ipairs { "data", "stringData" } do
+          if type(v[field]) == "table" then
+            for k in pairs(v[field]) do v[field][k] = M.REDACTED end
+          end
+        end
+        ann[LAST_APPLIED] = c.json.encode(v) .. "\n"
+      else
+        ann[LAST_APPLIED] = nil
+      end
+    end
+  end
+  return o
+end
+
+--- A set of objects by apiVersion/kind/namespace/name, in order.
+local function collector()
+  local list, seen = {}, {}
+  return list, function(o)
+    if type(o) ~= "table" or type(o.metadata) ~= "table" then return end
+    local k = table.concat({ tostring(o.apiVersion), tostring(o.kind),
+      tostring(o.metadata.namespace), tostring(o.metadata.name) }, "/")
+    if not seen[k] then seen[k] = true; list[#list + 1] = o end
+  end
+end
+
+--- Each read, or nothing when the server does not serve the kind (an
+--- error of the API itself, such as 401, still stops the command).
+local function try(fn, ...)
+  local ok, v = pcall(fn, ...)
+  if ok then return v end
+  if type(v) == "table" and (v.code == 404 or v.reason == "NotFound") then
+    return nil
+  end
+  error(v, 0)
+end
+
+--- What the addon's files name: {apiVersion, kind, name, namespace}.
+local function named(c, dir)
+  local refs, kinds_seen, crds = {}, {}, {}
+  local uses, provided = addonscan.scan(c, dir)
+  for _, u in ipairs(uses) do
+    if not u.template then
+      local key = u.apiVersion .. "/" .. u.kind
+      if not kinds_seen[key] then
+        kinds_seen[key] = true
+        kinds_seen[#kinds_seen + 1] = key
+      end
+      if type(u.name) == "string" and not placeholder(u.name)
+          and not placeholder(u.namespace) then
+        refs[#refs + 1] = u
+      end
+    end
+  end
+  for key in pairs(provided) do crds[#crds + 1] = key end
+  table.sort(crds)
+  return refs, kinds_seen, crds
+end
+
+--- Every object the fixture holds, in the order a reader expects: the
+--- addon's (as its files name them), its labelled ones, custom objects,
+--- bound volumes, Nodes, the state ConfigMap.
+function M.objects(c, backend, addon, dir)
+  local list, add = collector()
+  local refs, kinds_seen, crds = named(c, dir)
+  for _, r in ipairs(refs) do
+    add(try(backend.get, backend, r.apiVersion .. "/" .. r.kind, r.name,
+      r.namespace))
+  end
+  local label = { ["addon.microk8s.io/name"] = addon }
+  for _, key in ipairs(kinds_seen) do
+    for i, o in ipairs(try(backend.list, backend, key, { labels = label }) or {}) do
+      if i > M.MAX_PER_KIND then break end
+      add(o)
+    end
+  end
+  for _, key in ipairs(crds) do
+    for i, o in ipairs(try(backend.list, backend, key, {}) or {}) do
+      if i > M.MAX_PER_KIND then break end
+      add(o)
+    end
+  end
+  for _, o in ipairs(list) do
+    local v = o.kind == "PersistentVolumeClaim" and o.spec and o.spec.volumeName
+    if type(v) == "string" and v ~= "" then
+      add(try(backend.get, backend, "v1/PersistentVolume", v))
+    end
+  end
+  for _, n in ipairs(backend:list("v1/Node", {})) do add(n) end
+  add(try(backend.get, backend, "v1/ConfigMap", "uphook-" .. addon,
+    "kube-system"))
+  for i, o in ipairs(list) do list[i] = clean(c, o) end
+  return list
+end
+
+---@param o table options of host/cli.c (addon, kubeconfig, offline, ...)
+---@param c table the C families
+---@param report table lua/cmd/report.lua
+---@return integer exit code
+function M.main(o, c, report)
+  local a = o.addon
+  local dir = c.fs.pin(a.dir) or a.dir
+  local backend = Backend.connect(o, c, report)
+  local objs = M.objects(c, backend, a.name, dir)
+  local server = backend.server and backend:server() or "an offline fixture"
+  io.stdout:write(string.format("# uphook fixture %s: %d objects read from "
+    .. "%s.\n# The server's own metadata (uid, resourceVersion, generation, "
+    .. "creationTimestamp) is\n# dropped, managedFields kept; every value "
+    .. "of a Secret's data is %q (\"redacted\").\n", a.name, #objs,
+    tostring(server), M.REDACTED))
+  io.stdout:write(c.yaml.encode_all(c.yaml.array(objs)))
+  return 0
+end
+
+return M

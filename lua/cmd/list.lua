@@ -1,0 +1,54 @@
+--- uphook.cmd.list: every addon found, with its repository, whether it is
+--- enabled, the installed version, the hook's target and whether an
+--- upgrade is possible (`uphook list [--output json]`).
+local inventory = require "uphook.cmd.inventory"
+
+local M = {}
+
+---@param o table options of host/cli.c
+---@param c table the C families
+---@param report table lua/cmd/report.lua
+---@return integer exit code
+function M.main(o, c, report)
+  local rows, _, problem = inventory.rows(o, c, report)
+  -- an unreachable cluster is exit 4; running out of the time limit is
+  -- said once, and the rows it left unread say so
+  local code = problem and not inventory.timed_out and 4 or 0
+  if o.output == "json" then
+    for _, r in ipairs(rows) do report:event(inventory.event(r)) end
+    if problem then report:error(problem) end
+    report:event({ event = "result", code = code, addons = #rows,
+      error = problem })
+    return code
+  end
+  local esc = require("uphook.core.escape").text   -- hook text, as in plans
+  local fmt = "%-14s %-22s %-8s %-10s %-10s %s\n"
+  io.stdout:write(string.format(fmt, "REPO", "ADDON", "ENABLED",
+    "INSTALLED", "HOOK", "UPGRADE"))
+  local star, pending = false, {}
+  for _, r in ipairs(rows) do
+    star = star or r.detected
+    local upgrade = r.upgradable and ("yes -> " .. esc(r.target)) or "no"
+    if r.pending_journal then
+      upgrade = "interrupted: run recover"
+      pending[#pending + 1] = r.name
+    end
+    io.stdout:write(string.format(fmt, esc(r.repo), esc(r.name),
+      r.enabled == nil and "?" or (r.enabled and "yes" or "no"),
+      r.installed and (esc(r.installed) .. (r.detected and "*" or "")) or "-",
+      esc(r.target or (r.hook and "error" or "none")), upgrade))
+    if r.error then io.stderr:write("  ", esc(r.error), "\n") end
+  end
+  if star then
+    io.stdout:write("(* installed version found by the hook's detect: no "
+      .. "uphook state yet)\n")
+  end
+  for _, name in ipairs(pending) do
+    report:info(string.format("%s: an upgrade was interrupted; run: %s",
+      name, require("uphook.cmd.selfcmd").line(o, c, "recover", name)))
+  end
+  if problem then report:error(problem) end
+  return code
+end
+
+return M

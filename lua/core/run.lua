@@ -1,0 +1,161 @@
+--- uphook.core.run: the run record, everything one upgrade, plan, recover or
+--- declaration read knows, passed to every engine module; and the exit
+--- codes with the failure that ends a run (docs/contract.md §1).
+---
+--- It sits at the bottom of the Lua engine and requires nothing, so that
+--- engine, prims, rollback, plan and state all build on it without
+--- importing one another upward.
+local M = {}
+
+-- exit codes (docs/contract.md §1)
+M.OK, M.FAILED, M.USAGE, M.NOHOOK, M.EARLY, M.LOCKED, M.STUCK =
+  0, 1, 2, 3, 4, 5, 6
+
+--- A failure that ends the run with an exit code.
+---@class uphook.Stop
+---@field code integer the exit code
+---@field message string
+local Stop = {}
+
+---Raise a failure that ends the run with `code`.
+---@param code integer one of the exit codes above
+---@param msg string
+function M.stop(code, msg)
+  error(setmetatable({ code = code, message = msg }, Stop), 0)
+end
+
+---Is `err` (a caught error) a failure raised by `stop`?
+---@param err any
+---@return boolean
+function M.is_stop(err) return getmetatable(err) == Stop end
+
+--- The run record. Its fields come in three groups, in this order: what
+--- the caller gives `new`, what the engine accumulates (from `phase`
+--- on), and the outcome (from `noop` on).
+---@class uphook.Run
+---@field addon string the addon's name
+---@field argv string[] the command-line arguments after the addon name
+---@field plan boolean true under `uphook plan`: record, change nothing
+---@field plan_fetch? boolean `plan --plan-fetch`: probe downloads with HEAD
+---@field backend table the cluster: lua/backend/live.lua or lua/backend/mock/cluster.lua
+---@field net? table the transfer backend (lua/backend/transfer.lua: live or mock)
+---@field roots table<string, string> the file roots: args, bin, addon, state
+---@field c table the C families (lua/core/cfamilies.lua)
+---@field fs table c.fs: confined file access
+---@field hash table c.hash
+---@field argsfile table c.argsfile
+---@field http table c.http
+---@field yaml table c.yaml
+---@field journal_lib table c.journal
+---@field null any yaml.null (= json.null)
+---@field journal_path? string the journal file of this addon
+---@field cache_dir? string where verified downloads are kept by sha256
+---@field ca_file? string the CA bundle for downloads
+---@field hostname? string this node's name, for nodes.this and the Lease
+---@field report table the output (lua/cmd/report.lua)
+---@field clock_wall? fun(): number wall-clock seconds (mocked under test)
+---@field pid? integer this process, for the Lease holder's identity
+---@field crash_after? integer test-only: die after the Nth change
+---@field deadline number c.sys.now() at which the run's time is up
+---@field state_quota? integer bytes the state: files may take (--state-quota)
+---@field bases? {snap_data?: string, snap_common?: string} $SNAP_DATA and $SNAP_COMMON, for the journal's roots
+---@field state_used? integer what they take, as the run has changed them
+---@field phase string load, detect, check, upgrade, verify or commit
+---@field perms table<string, true> the hook's declared permissions
+---@field entries table[] the plan's entries (lua/engine/plan.lua)
+---@field records table[] the journal records of this run, in order
+---@field calls? {name: string, args: table}[] the primitives called (uphook test only, bounded: lua/engine/prims.lua)
+---@field planned table<string, table|false> under plan: deleted or recreated
+---@field applied table<string, true> the objects this run applied, by plan key (kube.prune keeps them)
+---@field redact_key? string the run's key for Secret redactions (lua/core/redact.lua), drawn on first use
+---@field deleted table<string, table> objects deleted, by plan key
+---@field changed boolean a journaled change happened: exit 1 from now on
+---@field nchanges? integer the number of changes made
+---@field step_no? integer the last log.step's number
+---@field logged? {lines: integer, bytes: integer, dropped?: boolean} what the hook has logged, against the log budget (lua/engine/prims.lua)
+---@field journal? table the open journal (rollback.lua)
+---@field handler? fun(name: string, args: table): any serves the child
+---@field child? table the hook child (host/broker.c)
+---@field hook? table the validated hook declarations (lua/engine/hookdecl.lua validate)
+---@field to? string the version the hook installs
+---@field from? string the installed version
+---@field detected? table the parameters detect read back
+---@field params? table<string, string> the merged parameters
+---@field positional? string[] the positional arguments
+---@field given? table<string, string> the params given on the command line
+---@field reset? boolean `--reset-params`: saved params are not used
+---@field reconfigure? string at the current version: the params that change ("name old -> new, ...")
+---@field identity? string the Lease holder's identity
+---@field locked? boolean the Lease is held
+---@field pending? string this node's name while the Lease marks its journal pending (lua/engine/lease.lua)
+---@field renewed? number when the Lease was last renewed (wall clock)
+---@field host_root? string where this node's /etc/resolv.conf etc. are read (tests, offline worlds; nil: the real host)
+---@field topology? uphook.Topology the cluster's nodes, as last listed (lua/engine/nodes.lua)
+---@field preflight? uphook.Topology the nodes the preflight checked: a change goes to these
+---@field changed_nodes table<string, true> the other nodes whose args this run changed
+---@field changed_here? boolean this node's args changed in this run
+---@field repaired? boolean at the current version: node drift is being repaired
+---@field noop? boolean already at the target version: nothing ran
+---@field error? string what ended the run
+---@field trace? string the hook's traceback
+---@field problems? string[] the changes rollback could not undo
+---@field restored? string[] the changes rollback undid
+---@field elapsed? number seconds the run took
+local Run = {}
+Run.__index = Run
+M.Run = Run
+
+---Seconds left before the run's deadline.
+---@return number
+function Run:remaining()
+  return math.max(0, self.deadline - self.c.sys.now())
+end
+
+---@class uphook.RunOptions
+---@field addon string
+---@field c table the C families; fs, hash, yaml, ... are taken from it
+---@field argv? string[]
+---@field plan? boolean
+---@field plan_fetch? boolean
+---@field backend? table
+---@field net? table
+---@field roots? table<string, string>
+---@field journal_path? string
+---@field cache_dir? string
+---@field ca_file? string
+---@field hostname? string
+---@field report table
+---@field clock_wall? fun(): number
+---@field pid? integer
+---@field crash_after? integer
+---@field record_calls? boolean keep run.calls (uphook test's env:calls)
+---@field state_quota? integer bytes the addon's state: files may take
+---@field bases? {snap_data?: string, snap_common?: string} what the journal's roots are relative to
+---@field phase? string the phase to start in (default "load")
+---@field perms? table<string, true>
+---@field timeout? number seconds until the deadline (default 900)
+---@field confirm? fun(lines: string[], what: string): boolean, string|nil asks the user (lua/cmd/confirm.lua; nil: never asked)
+
+---The one constructor of a run record.
+---@param o uphook.RunOptions
+---@return uphook.Run
+function M.new(o)
+  local c = o.c
+  local run = setmetatable({ addon = o.addon, argv = o.argv or {},
+    plan = o.plan or false, plan_fetch = o.plan_fetch,
+    backend = o.backend, net = o.net, roots = o.roots or {}, c = c,
+    fs = c.fs, hash = c.hash, argsfile = c.argsfile, http = c.http,
+    yaml = c.yaml, journal_lib = c.journal, null = c.yaml and c.yaml.null,
+    journal_path = o.journal_path, cache_dir = o.cache_dir,
+    ca_file = o.ca_file, hostname = o.hostname, report = o.report,
+    state_quota = o.state_quota, bases = o.bases,
+    clock_wall = o.clock_wall, pid = o.pid, crash_after = o.crash_after,
+    phase = o.phase or "load", perms = o.perms or {}, confirm = o.confirm,
+    entries = {}, records = {}, calls = o.record_calls and {} or nil,
+    planned = {}, deleted = {}, applied = {},
+    changed = false }, Run)
+  run.deadline = c.sys.now() + (o.timeout or 900)
+  return run
+end
+
+return M

@@ -1,0 +1,128 @@
+--- uphook.engine.consent: the user's yes to what a hook may do (docs/security.md
+--- "Consent"). The state ConfigMap records the permissions of the last
+--- successful upgrade (lua/engine/state.lua); a hook that asks for one it does
+--- not record, or the first upgrade of an addon, needs the user's yes
+--- before the first change. Live runs ask through the one confirmation
+--- the command line gives the engine (o.confirm: a TTY's question, or
+--- --yes); `--offline`, `plan` and `uphook test` never ask.
+local M = {}
+
+---The permissions a hook declares that the saved state does not record.
+---@param hook {permissions: string[]}
+---@param saved {permissions?: string[]}|nil what state.read returned
+---@return table<string, true> new a set (empty when nothing is new)
+---@return boolean first true when no upgrade recorded any permissions
+function M.new_permissions(hook, saved)
+  local granted = {}
+  local first = not (saved and saved.permissions)
+  for _, p in ipairs(not first and saved.permissions or {}) do
+    granted[p] = true
+  end
+  local new = {}
+  for _, p in ipairs(hook.permissions or {}) do
+    if not granted[p] then new[p] = true end
+  end
+  return new, first
+end
+
+---The question put to the user, or nil when nothing needs a yes.
+---@param run table the run record: addon, from, to, hook, new_permissions
+---@param first boolean no permissions recorded yet
+---@return string[]|nil lines the question's lines (raw: the asker escapes)
+---@return string|nil what what needs the yes, for the refusal
+function M.question(run, first)
+  local new = {}
+  for _, p in ipairs(run.hook.permissions or {}) do
+    if run.new_permissions[p] then new[#new + 1] = p end
+  end
+  if #new == 0 and not first then return nil end
+  local list = #new > 0 and table.concat(new, ", ") or "none"
+  if first then
+    return { string.format("This is the first upgrade of %s by uphook "
+      .. "(%s -> %s). Its hook asks for these permissions: %s.", run.addon,
+      run.from, run.to, list) },
+      "the first upgrade of " .. run.addon .. " (permissions: " .. list .. ")"
+  end
+  return { string.format("The hook of %s %s asks for permissions the last "
+    .. "upgrade did not have: %s.", run.addon, run.to, list) },
+    "new permissions " .. list
+end
+
+---Ask, when the run needs a yes; stops the run (exit 4, nothing changed)
+---when the answer is no or no one can answer.
+---@param run table
+---@param first boolean
+---@param confirm (fun(lines: string[], what: string): boolean, string|nil)|nil
+---  lua/cmd/confirm.lua's: a TTY's question, or --yes
+---@param stop fun(code: integer, msg: string)
+---@param code integer the exit code of a refusal (engine.EARLY)
+function M.ask(run, first, confirm, stop, code)
+  if not confirm then return end
+  local lines, what = M.question(run, first)
+  if not lines then return end
+  local ok, why = confirm(lines, what)
+  if ok then return end
+  run.refused = true
+  stop(code, string.format("not upgraded: %s need%s your yes (%s); nothing "
+    .. "was changed", what, first and "s" or "", why or "refused"))
+end
+
+---The sorted list the state records.
+---@param hook {permissions: string[]}
+---@return string[]
+function M.record(hook)
+  local out, seen = {}, {}
+  for _, p in ipairs(hook.permissions or {}) do
+    if not seen[p] then seen[p], out[#out + 1] = true, p end
+  end
+  table.sort(out)
+  return out
+end
+
+local function dig(t, ...)
+  for _, k in ipairs { ... } do
+    if type(t) ~= "table" then return nil end
+    t = t[k]
+  end
+  return type(t) ~= "table" and t or nil
+end
+
+---What the user sees before a data-loss delete: the object, what it
+---holds, why the hook deletes it.
+---@param addon string
+---@param obj table the object as it is (the delete's prior)
+---@param reason string|nil the delete's reason (kube.prune's)
+---@return string[] lines, string what
+function M.data_loss(addon, obj, reason)
+  local label = obj.kind .. " " .. (obj.metadata.namespace
+    and (obj.metadata.namespace .. "/") or "") .. tostring(obj.metadata.name)
+  local facts = {}
+  local function fact(name, v)
+    if v ~= nil then facts[#facts + 1] = name .. " " .. tostring(v) end
+  end
+  if obj.kind == "PersistentVolumeClaim" then
+    fact("size", dig(obj, "status", "capacity", "storage")
+      or dig(obj, "spec", "resources", "requests", "storage"))
+    fact("storage class", dig(obj, "spec", "storageClassName"))
+    fact("volume", dig(obj, "spec", "volumeName"))
+  elseif obj.kind == "PersistentVolume" then
+    fact("size", dig(obj, "spec", "capacity", "storage"))
+    fact("reclaim policy", dig(obj, "spec", "persistentVolumeReclaimPolicy"))
+    local ns, n = dig(obj, "spec", "claimRef", "namespace"),
+      dig(obj, "spec", "claimRef", "name")
+    if n then fact("bound to", (ns and (ns .. "/") or "") .. n) end
+  elseif obj.kind == "CustomResourceDefinition" then
+    fact("every object of", dig(obj, "spec", "names", "plural") and
+      (dig(obj, "spec", "names", "plural") .. "." .. tostring(
+        dig(obj, "spec", "group"))) or nil)
+  elseif obj.kind == "Namespace" then
+    facts[#facts + 1] = "everything in it"
+  end
+  local lines = { string.format("DATA LOSS: %s's upgrade deletes %s%s, and "
+    .. "what it holds with it (the hook allows it: allow_data_loss = true)",
+    addon, label, reason and (" (" .. reason .. ")") or "") }
+  if #facts > 0 then lines[2] = "  " .. table.concat(facts, ", ") end
+  return lines, "the data-loss delete of " .. label
+end
+
+return M
