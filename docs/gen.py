@@ -204,7 +204,7 @@ def render_hooks(out):
     decls = declarations(items)
     out += ["## The hook environment", ""]
     out += ["Source: `docs/meta/uphook.lua` (LuaLS definitions of what "
-            "host/child.c and lua/engine/prims.lua implement). ✎ marks a "
+            "host/child.c and lua/engine/prims/ implement). ✎ marks a "
             "primitive that changes something: allowed only in `upgrade`, "
             "journaled, and only recorded under `plan`.", ""]
     out += ["### The hook file", ""]

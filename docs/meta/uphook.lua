@@ -3,7 +3,7 @@
 ---
 --- The globals an `upgrade.lua` hook sees (docs/contract.md §3, §4), as the sandbox
 --- builds them (host/child.c) and the broker implements them
---- (lua/engine/prims.lua). Installed to `$(PREFIX)/share/uphook/meta/`; point
+--- (lua/engine/prims/). Installed to `$(PREFIX)/share/uphook/meta/`; point
 --- lua-language-server's `workspace.library` there (docs/luarc.json).
 ---
 --- tests/cli/stubs_test.py compares every function below with the names

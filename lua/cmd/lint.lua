@@ -1,6 +1,7 @@
 --- uphook.cmd.lint: load hooks without running them and check what they
 --- declare (`uphook lint [path...]`).
 local hookload = require "uphook.engine.hookload"
+local permissions = require "uphook.engine.permissions"
 local semver = require "uphook.core.semver"
 
 local M = {}
@@ -89,7 +90,7 @@ local esc = require("uphook.core.escape").text   -- hook text, as in plans
 local function notes(info)
   local out = {}
   for _, p in ipairs(info.permissions or {}) do
-    local f = type(p) == "string" and p:match("^bin:(.+)$")
+    local f = permissions.family(p) == "bin" and p:sub(5)
     if f then
       out[#out + 1] = string.format("bin:%s changes on this node only: on "
         .. "a cluster of several nodes the others keep theirs", esc(f))

@@ -1,6 +1,7 @@
 --- uphook.engine.batch: the mechanics of a large kube.apply (docs/internals.md,
---- "Applying at scale"); the policy (permissions, journal, plan) stays in
---- lua/engine/prims.lua.
+--- "Applying at scale"): batches, priors, parallel sends, and apply_batch,
+--- which puts each object of a batch through the policy (permissions,
+--- journal, plan) before it is sent.
 ---
 --- * split: the objects of one call in batches of consecutive objects
 ---   that may go to the server together: at most BATCH of them; the kinds
@@ -15,6 +16,15 @@
 ---   (apply_many), else one by one up to the first failure; the results
 ---   in order.
 local kinds = require "uphook.core.kinds"
+local apierror = require "uphook.core.apierror"
+local fieldset = require "uphook.core.fieldset"
+local plan = require "uphook.engine.plan"
+local rollback = require "uphook.engine.rollback"
+local args = require "uphook.engine.prims.args"
+local permissions = require "uphook.engine.permissions"
+local pkey, ref = args.pkey, args.ref
+local need_kube, need_privileged =
+  permissions.need_kube, permissions.need_privileged
 
 local M = {}
 
@@ -159,6 +169,177 @@ function M.set_managed_fields(backend, items)
     if not ok then break end
   end
   return out
+end
+
+
+local function stamp(run, obj, namespace)
+  local md = obj.metadata
+  if md.namespace == nil then
+    -- as kubectl does: a namespaced object without one goes to default
+    local scoped = run.backend.namespaced and
+      run.backend:namespaced(obj.apiVersion, obj.kind)
+    if scoped or (scoped == nil and namespace) then
+      md.namespace = namespace or "default"
+    end
+  end
+  md.labels = md.labels ~= run.null and md.labels or {}
+  md.labels["addon.microk8s.io/name"] = run.addon
+  md.annotations = md.annotations ~= run.null and md.annotations or {}
+  md.annotations["addon.microk8s.io/version"] = run.to
+  -- an object read back carries the server's record of ownership, which
+  -- an apply may not send (the API server answers 400)
+  md.managedFields = nil
+end
+
+--- The client-side apply upgrade (docs/internals.md, "Field ownership"):
+--- on uphook's first apply to an object `kubectl apply` made client side
+--- (`microk8s enable` does), the fields of its managers move to uphook,
+--- as `kubectl apply --server-side` does with client-go's csaupgrade, so
+--- that the fields a new version no longer sets go. The new managedFields,
+--- or nil when there is nothing to move.
+local function csa_upgrade(prior)
+  local mf = prior and prior.metadata and prior.metadata.managedFields
+  if type(mf) ~= "table" then return nil end
+  local csa = fieldset.csa_managers(mf)
+  if next(csa) == nil then return nil end
+  return fieldset.upgrade(mf, csa, kinds.FIELD_MANAGER)
+end
+
+-- One object of a kube.apply batch, stamped and checked, with its prior.
+local function apply_item(run, obj, opts, reader, pending)
+  stamp(run, obj, opts.namespace)
+  need_kube(run, obj, "kube.apply")
+  local privileged = need_privileged(run, obj, pending)
+  if privileged then plan.note(run, "privileged", privileged) end
+  local key = ref(obj)
+  local pk = pkey(obj.kind, key.name, key.namespace)
+  pending[pk] = obj
+  local it = { obj = obj, key = key, pk = pk }
+  if run.plan and run.planned[pk] ~= nil then
+    it.planned = true
+  else
+    it.prior = reader:get(obj)
+    it.upgraded = csa_upgrade(it.prior)
+  end
+  return it
+end
+
+-- The client-side apply upgrades of `up` (items with it.upgraded), each
+-- a JSON patch of managedFields under the resourceVersion it was read
+-- at. One refused as stale (a controller wrote the object since) is read
+-- again, its upgrade made anew from what it is now, and sent again, as
+-- kubectl's migrateToSSAIfNecessary does, at most apierror.CONFLICT_TRIES
+-- times in all. Each item's it.current becomes what the server stores.
+local function csa_upgrades(run, up)
+  for try = 1, apierror.CONFLICT_TRIES do
+    local reqs = {}
+    for i, it in ipairs(up) do
+      reqs[i] = { kind = kinds.gvk(it.obj), name = it.key.name,
+        namespace = it.key.namespace, managed_fields = it.upgraded,
+        resource_version = it.current.metadata.resourceVersion }
+    end
+    local done, again = M.set_managed_fields(run.backend, reqs), {}
+    for i, it in ipairs(up) do
+      local r = done[i]
+      if r and r.ok then
+        it.current = r.stored
+      elseif r and not (apierror.is_conflict(r.error)
+                        and try < apierror.CONFLICT_TRIES) then
+        error(r.error, 0)
+      else   -- stale, or never sent (one by one, after a stale one)
+        if r then
+          it.current = run.backend:get(reqs[i].kind, it.key.name,
+            it.key.namespace)
+          it.upgraded = csa_upgrade(it.current)
+        end
+        if it.upgraded then again[#again + 1] = it end
+      end
+    end
+    if #again == 0 then return end
+    up = again
+  end
+end
+
+-- The request of each item: a server dry run under plan; else, after the
+-- batch's priors are journaled, the client-side apply upgrade first.
+local function apply_requests(run, items)
+  local send = {}
+  if not run.plan then
+    local recs = {}
+    for _, it in ipairs(items) do
+      recs[#recs + 1] = { op = "kube", ref = it.key, prior = it.prior,
+        applied = it.obj }
+    end
+    rollback.record_all(run, recs)
+  end
+  local up = {}
+  for _, it in ipairs(items) do
+    it.current = it.prior
+    if not run.plan and it.upgraded then up[#up + 1] = it end
+  end
+  if #up > 0 then csa_upgrades(run, up) end
+  for _, it in ipairs(items) do
+    if run.plan and not it.planned then
+      it.opts = { dry_run = true, prior = it.prior or false,
+        managed_fields = it.upgraded }
+    elseif not run.plan then
+      it.opts = { prior = it.current or false }
+    end
+    if it.opts then send[#send + 1] = it end
+  end
+  return send
+end
+
+-- A batch of kube.apply: checked, its priors read and journaled (one
+-- fdatasync), sent together, then what the server stored journaled (one
+-- fdatasync) before each counts as changed, in order. The first failure
+-- is raised once every object of the batch that changed is journaled
+-- (sent in parallel, objects after it may have changed too).
+---@param run uphook.Run
+---@param objs table[] the objects of one batch (M.split)
+---@param opts {namespace?: string} kube.apply's options, checked
+---@param reader table M.reader's, for the priors
+---@param results table[] each applied object's {kind, name, namespace, action} is added
+function M.apply_batch(run, objs, opts, reader, results)
+  local items, pending = {}, {}
+  for i, obj in ipairs(objs) do
+    items[i] = apply_item(run, obj, opts, reader, pending)
+  end
+  local send = apply_requests(run, items)
+  local answers = #send > 0 and M.send(run.backend, send) or {}
+  for i, it in ipairs(send) do it.answer = answers[i] end
+  local made, failed = {}, nil
+  for _, it in ipairs(items) do
+    local prior, stored, action = it.prior, nil, nil
+    if it.planned then
+      prior, stored, action = nil, it.obj, "created"
+      run.planned[it.pk] = it.obj
+    elseif it.answer == nil then
+      -- never sent: a failure before it stopped the batch
+    elseif it.answer.ok then
+      stored, action = it.answer.stored, it.answer.action
+      if not run.plan then
+        if it.upgraded and action == "unchanged" then action = "configured" end
+        made[#made + 1] = rollback.made_record(it.key, stored, it.obj)
+      end
+    else
+      failed = failed or it.answer.error
+    end
+    if action then
+      run.applied[pkey(it.obj.kind, it.key.name, stored and stored.metadata
+        and stored.metadata.namespace or it.key.namespace)] = true
+      -- a re-created object shows what changed since it was deleted
+      local before = prior or (action == "created" and run.deleted[it.pk])
+      plan.kube(run, action, it.key, before or nil, stored)
+      if not failed then
+        results[#results + 1] = { kind = it.obj.kind, name = it.key.name,
+          namespace = it.key.namespace, action = action }
+      end
+    end
+  end
+  rollback.record_all(run, made)
+  for _ = 1, #made do rollback.changed(run) end
+  if failed then error(failed, 0) end
 end
 
 return M

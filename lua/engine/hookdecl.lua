@@ -5,18 +5,13 @@
 --- (docs/security.md).
 local semver = require "uphook.core.semver"
 local params = require "uphook.engine.params"
+local permissions = require "uphook.engine.permissions"
 local R = require "uphook.core.run"
 
 local M = {}
 
 local stop = R.stop
 
-local PERM_PATTERNS = {
-  "^kube:%*$", "^kube:cluster$", "^kube:[a-z0-9][a-z0-9%-]*$",
-  "^net:http://[%w%.%-]+$", "^net:http://[%w%.%-]+:%d+$",
-  "^net:[%w%.%-]+$", "^net:[%w%.%-]+:%d+$", "^args:[%w%-_.]+$",
-  "^bin:[%w%-_.]+$", "^restart:kubelite$", "^restart:microk8s%.daemon%-[%w%-]+$",
-}
 local FIELDS = { version = "string", from = "string", permissions = "table",
   params = "table", positional = "table", description = "string",
   detect = "function",
@@ -25,15 +20,8 @@ local REQUIRED = { "version", "from", "permissions", "upgrade" }
 
 -- What a hook may declare: bounded, so that checking a declaration costs
 -- the broker little whatever the hook sends (docs/security.md).
-M.MAX_PERMS, M.MAX_PERM = 256, 300
+M.MAX_PERMS = 256
 M.MAX_VERSION, M.MAX_RANGE, M.MAX_TEXT = 256, 1024, 4096
-
-local function valid_perm(p)
-  if type(p) ~= "string" or #p > M.MAX_PERM then return false end
-  for _, pat in ipairs(PERM_PATTERNS) do
-    if p:find(pat) then return true end
-  end
-end
 
 ---uphook's long option names (host/cli.c), which no param may take.
 ---@return table<string, true>|nil
@@ -79,14 +67,7 @@ function M.validate(desc, name, reserved)
   if data.from:match("^%s*$") then okr, rerr = false, "it is empty" end
   if not okr then bad("field 'from' is not a version range: "
     .. tostring(rerr)) end
-  local perms = {}
-  for i, p in ipairs(data.permissions) do
-    if not valid_perm(p) then
-      bad(string.format("permissions[%d]: unknown permission %q", i,
-        tostring(p)))
-    end
-    perms[p] = true
-  end
+  local perms = permissions.parse(data.permissions, bad)
   local decl = params.declare(data, bad, reserved)
   local unknown = {}
   for f in pairs(types) do if not FIELDS[f] then unknown[#unknown + 1] = f end end

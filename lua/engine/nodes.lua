@@ -6,7 +6,7 @@
 --- preflight, the prior value of a flag on another node (its kubelet's
 --- configz where it shows the flag, else this node's, marked assumed),
 --- the cluster-agent request bodies, the wait after a restart, and the
---- undo of a node's change. lua/engine/prims.lua journals and plans around these
+--- undo of a node's change. lua/engine/prims/ journals and plans around these
 --- calls; lua/engine/rollback.lua undoes with them. The backend only carries one
 --- request to a node (`agent_configure`, `kubelet_config`, `api_ready`:
 --- docs/internals.md).

@@ -19,6 +19,7 @@ local nodes = require "uphook.engine.nodes"
 local consent = require "uphook.engine.consent"
 local plantext = require "uphook.engine.plantext"
 local hookdecl = require "uphook.engine.hookdecl"
+local permissions = require "uphook.engine.permissions"
 
 local M = {}
 
@@ -175,13 +176,6 @@ local function find_from(run, saved)
   return v
 end
 
---- Does the hook change node settings (args: or restart: permissions)?
-local function touches_nodes(hook)
-  for p in pairs(hook.perms) do
-    if p:match("^args:") or p:match("^restart:") then return true end
-  end
-  return false
-end
 
 --- A hook's report while its plan only looks for drift: nothing shown.
 local function muted(report)
@@ -201,7 +195,7 @@ end
 --- drift, reports it and goes on as an upgrade (journaled, planned,
 --- confirmed like one). Returns the list of drifted settings.
 local function drift(run, ctx)
-  if not touches_nodes(run.hook) then return {} end
+  if not permissions.on_nodes(run.hook.perms) then return {} end
   local report, was_plan = run.report, run.plan
   run.plan = true
   if not was_plan then run.report = muted(report) end
@@ -320,7 +314,7 @@ local function body(run, o)
   call_phase(run, "check", ctx)
   -- node settings change on every node: each must be Ready and its
   -- cluster-agent answer before the first change (docs/guide.md §6)
-  if touches_nodes(run.hook) then nodes.preflight(run) end
+  if permissions.on_nodes(run.hook.perms) then nodes.preflight(run) end
   call_phase(run, "upgrade", ctx)
   call_phase(run, "verify", ctx)
   run.phase = "commit"

@@ -23,6 +23,7 @@ local fielddiff = require "uphook.core.fielddiff"
 local textdiff = require "uphook.core.textdiff"
 local redact = require "uphook.core.redact"
 local nodes = require "uphook.engine.nodes"
+local permissions = require "uphook.engine.permissions"
 
 local M = {}
 
@@ -227,9 +228,6 @@ end
 --- Where a permission acts on a cluster of several nodes (docs/guide.md
 --- §6 "Several nodes"): `args:` and `restart:` on every node, `bin:` on
 --- this one.
-local NODE_SCOPE = { args = "every node", restart = "every node",
-                     bin = "this node only" }
-
 ---Does the run's cluster have nodes besides this one? (The topology the
 ---run saw; read now when the hook had no node setting to look at.)
 local function several_nodes(run)
@@ -255,7 +253,7 @@ function M.header(run)
   for _, p in ipairs(hook.permissions or {}) do
     perms[#perms + 1] = { name = p,
       new = run.new_permissions and run.new_permissions[p] or nil,
-      nodes = several and NODE_SCOPE[p:match("^(%a+):") or ""] or nil }
+      nodes = several and permissions.scope(p) or nil }
   end
   return { addon = run.addon, from = run.from, to = run.to,
     description = hook.description, permissions = perms }

@@ -16,7 +16,6 @@ local names = require "uphook.core.names"
 
 local M = {}
 
-M.PERMISSION = "kube:privileged"
 
 -- the capabilities baseline allows to add (NET_BIND_SERVICE: CoreDNS)
 local CAPS = { AUDIT_WRITE = true, CHOWN = true, DAC_OVERRIDE = true,

@@ -5,7 +5,7 @@ Sources of truth, each read from the code:
     the registry-only primitives (pushed as literals), the allow lists
     (base_kept, string_kept, ...) and what build_env adds;
   * host/luax.c, host/yaml.c, host/json.c: the pure yaml/json functions;
-  * lua/engine/prims.lua: the broker handlers H.<family>_<name>;
+  * lua/engine/prims/*.lua: the broker handlers H.<family>_<name>;
   * lua/cmd/test.lua and lua/cmd/testlib.lua: the uphook.test API (t.*, Env:*);
   * the binary itself: a probe hook lists every global it can see.
 Any name present on one side only is a failure. The negative checks run
@@ -13,6 +13,7 @@ the same comparison on doctored copies and require it to fail.
 
 Also checks that docs/reference.md is what docs/gen.py generates.
 """
+import glob
 import os
 import re
 import shutil
@@ -27,7 +28,9 @@ FILES = {
     "luax": "host/luax.c",
     "yaml": "host/yaml.c",
     "json": "host/json.c",
-    "prims": "lua/engine/prims.lua",
+    # the handlers: lua/engine/prims/<family>.lua, kube.lua first (the
+    # one the negative checks edit), the other families beside it
+    "prims": "lua/engine/prims/kube.lua",
     "test": "lua/cmd/test.lua",
     "testlib": "lua/cmd/testlib.lua",
     "stub": "docs/meta/uphook.lua",
@@ -109,6 +112,11 @@ def registered(paths):
 
 def handlers(paths):
     text = read(paths, "prims")
+    for f in sorted(glob.glob(os.path.join(ROOT, "lua", "engine", "prims",
+                                           "*.lua"))):
+        if os.path.basename(f) != os.path.basename(FILES["prims"]):
+            with open(f, encoding="utf-8") as fh:
+                text += fh.read()
     out = set()
     for h in re.findall(r"^function H\.(\w+)\(", text, re.M):
         m = re.match(r"^(__[a-z]+|[a-z]+)_(\w+)$", h)
@@ -159,7 +167,7 @@ def compare(paths):
     stub_names, stub_allow = stubs(paths)
     problems = []
     problems += diff("broker", "uh_child_rpc_prims + registry",
-                     reg["rpc"] | reg["registry"], "lua/engine/prims.lua H", hs)
+                     reg["rpc"] | reg["registry"], "lua/engine/prims/*.lua H", hs)
     problems += diff("stubs", "the sandbox (rpc + pure)",
                      reg["rpc"] | reg["pure"], "docs/meta/uphook.lua",
                      stub_names)
@@ -278,7 +286,7 @@ def main():
             ("a primitive added to uh_child_rpc_prims only", "child",
              lambda s: s.replace('"kube.wait",', '"kube.wait", "kube.patch",',
                                  1), "kube.patch"),
-            ("a handler added to lua/engine/prims.lua only", "prims",
+            ("a handler added to lua/engine/prims/kube.lua only", "prims",
              lambda s: s.replace("function H.kube_get(",
                                  "function H.kube_patch(run) end\n\n"
                                  "function H.kube_get(", 1), "kube.patch"),
