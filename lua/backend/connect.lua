@@ -17,7 +17,7 @@ end
 ---@param c table the C families
 ---@param report table lua/cmd/report.lua
 ---@param L table|nil the run's layout (state_dir)
----@return table backend
+---@return uphook.Backend backend
 ---@return table net the transfer backend
 ---@return string node this node's name
 function M.connect(o, c, report, L)

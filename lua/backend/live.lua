@@ -40,8 +40,10 @@ local api_error = apierror.new
 local function raise(e) error(e, 0) end
 
 ---@class LiveBackend: Backend
+---@class uphook.LiveBackend: uphook.Backend
 local Live = {}
 Live.__index = Live
+M.Live = Live   -- the class, for tests/lua/backend_interface_test.lua
 
 ---Connect to the cluster of the kubeconfig docs/contract.md §1 names.
 ---@param o table options of lua/cmd/cli.lua (kubeconfig, snap_data, timeout)
@@ -582,16 +584,9 @@ function Live:_stream(info, base, sel, rv, left, offer)
   return outcome
 end
 
----Watch one object: fn(obj_or_nil) on the current object and on every
----change, until fn returns true (true, obj) or `timeout` seconds pass
----(false, last_obj).
----@param kind string
----@param name string
----@param namespace string|nil
----@param fn fun(obj: table|nil): boolean
----@param timeout number seconds
----@return boolean ok
----@return table|nil last
+---uphook.Backend's watch (lua/core/backend.lua), over the API's watch:
+---the current object, then every change, relisting where the server
+---ends the stream.
 function Live:watch(kind, name, namespace, fn, timeout)
   assert(type(fn) == "function", "watch: fn must be a function")
   local info = self:_resolve(kind)

@@ -30,7 +30,7 @@ end
 
 ---The redaction of one value of a Secret's `field` ("data" or
 ---"stringData"), under the run's key (drawn on first use).
----@param run table the run record (holds the key; run.hash is c.hash)
+---@param run table the run record (holds the key; run.c.hash is c.hash)
 ---@param field string
 ---@param v any
 ---@return table|nil
@@ -38,10 +38,10 @@ function M.value(run, field, v)
   if v == nil or type(v) ~= "string" then
     return v ~= nil and { redacted = true } or nil
   end
-  if not run.redact_key then run.redact_key = run.hash.random_key() end
+  if not run.redact_key then run.redact_key = run.c.hash.random_key() end
   local n = field == "data" and b64_len(v) or #v
   return { redacted = true, bytes = n,
-    hmac = run.hash.hmac_sha256(run.redact_key, v):sub(1, 12) }
+    hmac = run.c.hash.hmac_sha256(run.redact_key, v):sub(1, 12) }
 end
 
 ---Is v a redaction made here?

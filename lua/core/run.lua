@@ -37,16 +37,10 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field argv string[] the command-line arguments after the addon name
 ---@field plan boolean true under `uphook plan`: record, change nothing
 ---@field plan_fetch? boolean `plan --plan-fetch`: probe downloads with HEAD
----@field backend table the cluster: lua/backend/live.lua or lua/backend/mock/cluster.lua
+---@field backend uphook.Backend the cluster (lua/core/backend.lua): live or the mock
 ---@field net? table the transfer backend (lua/backend/transfer.lua: live or mock)
 ---@field roots table<string, string> the file roots: args, bin, addon, state
 ---@field c table the C families (lua/core/cfamilies.lua)
----@field fs table c.fs: confined file access
----@field hash table c.hash
----@field argsfile table c.argsfile
----@field http table c.http
----@field yaml table c.yaml
----@field journal_lib table c.journal
 ---@field null any yaml.null (= json.null)
 ---@field journal_path? string the journal file of this addon
 ---@field cache_dir? string where verified downloads are kept by sha256
@@ -113,11 +107,11 @@ end
 
 ---@class uphook.RunOptions
 ---@field addon string
----@field c table the C families; fs, hash, yaml, ... are taken from it
+---@field c table the C families
 ---@field argv? string[]
 ---@field plan? boolean
 ---@field plan_fetch? boolean
----@field backend? table
+---@field backend? uphook.Backend
 ---@field net? table
 ---@field roots? table<string, string>
 ---@field journal_path? string
@@ -135,6 +129,7 @@ end
 ---@field perms? table<string, true>
 ---@field timeout? number seconds until the deadline (default 900)
 ---@field confirm? fun(lines: string[], what: string): boolean, string|nil asks the user (lua/cmd/confirm.lua; nil: never asked)
+---@field host_root? string where nodes.resolv_conf reads this node's files (offline worlds, tests)
 
 ---The one constructor of a run record.
 ---@param o uphook.RunOptions
@@ -144,16 +139,15 @@ function M.new(o)
   local run = setmetatable({ addon = o.addon, argv = o.argv or {},
     plan = o.plan or false, plan_fetch = o.plan_fetch,
     backend = o.backend, net = o.net, roots = o.roots or {}, c = c,
-    fs = c.fs, hash = c.hash, argsfile = c.argsfile, http = c.http,
-    yaml = c.yaml, journal_lib = c.journal, null = c.yaml and c.yaml.null,
+    null = c.yaml and c.yaml.null,
     journal_path = o.journal_path, cache_dir = o.cache_dir,
     ca_file = o.ca_file, hostname = o.hostname, report = o.report,
     state_quota = o.state_quota, bases = o.bases,
     clock_wall = o.clock_wall, pid = o.pid, crash_after = o.crash_after,
     phase = o.phase or "load", perms = o.perms or {}, confirm = o.confirm,
     entries = {}, records = {}, calls = o.record_calls and {} or nil,
-    planned = {}, deleted = {}, applied = {},
-    changed = false }, Run)
+    planned = {}, deleted = {}, applied = {}, changed_nodes = {},
+    host_root = o.host_root, changed = false }, Run)
   run.deadline = c.sys.now() + (o.timeout or 900)
   return run
 end

@@ -104,7 +104,7 @@ local function check_addresses(run, top)
 end
 
 local function array(run, t)
-  local y = run.yaml
+  local y = run.c.yaml
   return y and y.array and y.array(t) or t
 end
 
@@ -239,7 +239,7 @@ end
 ---@return string
 function M.render(run, flag, v)
   if v == true then return "true" end
-  return (run.argsfile.edit("", { [flag] = v })):match("^[^=]*=(.*)\n$")
+  return (run.c.argsfile.edit("", { [flag] = v })):match("^[^=]*=(.*)\n$")
 end
 
 local function differ(a, b)

@@ -94,14 +94,21 @@ end
 
 --- Running phases in the child -------------------------------------------------
 
-local function handler(run)
+---The broker's handler of a run: each call from the hook through
+---`dispatch` (prims.dispatch), every result handed back, an error as the
+---value the hook sees (lua/core/errors.lua).
+---@param run uphook.Run
+---@param dispatch? fun(run: uphook.Run, name: string, args: table): ... (default prims.dispatch)
+---@return fun(name: string, args: table): ...
+function M.handler(run, dispatch)
+  dispatch = dispatch or prims.dispatch
   return function(name, args)
     if run.c.broker.interrupted() then
       error("interrupted by a signal", 0)
     end
-    local ok, r1, r2, r3 = pcall(prims.dispatch, run, name, args)
-    if ok then return r1, r2, r3 end
-    error(errors.wire(r1, name), 0)
+    local res = table.pack(pcall(dispatch, run, name, args))
+    if res[1] then return table.unpack(res, 2, res.n) end
+    error(errors.wire(res[2], name), 0)
   end
 end
 
@@ -323,17 +330,12 @@ local function body(run, o)
 end
 
 local function new_run(o)
-  local run = R.new { addon = o.addon, argv = o.argv,
-    plan = o.command == "plan", plan_fetch = o.plan_fetch,
-    backend = o.backend, net = o.net, roots = o.roots, c = o.c,
-    journal_path = o.journal_path, cache_dir = o.cache_dir,
-    ca_file = o.ca_file, hostname = o.hostname, report = o.report,
-    clock_wall = o.clock_wall, pid = o.pid, timeout = o.timeout,
-    record_calls = o.record_calls, state_quota = o.state_quota,
-    bases = o.bases, confirm = o.confirm,
-    crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "") }
-  run.changed_nodes, run.host_root = {}, o.host_root
-  run.handler = handler(run)
+  -- the engine's options are the run's (lua/core/run.lua builds it), but
+  -- for what the command decides: plan or not, the crash point (test-only)
+  local run = R.new(setmetatable({ plan = o.command == "plan",
+    crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "") },
+    { __index = o }))
+  run.handler = M.handler(run)
   return run
 end
 

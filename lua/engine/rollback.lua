@@ -51,7 +51,7 @@ local function journal(run)
     -- cluster-wide, before the journal exists: no node upgrades this
     -- addon while it is pending here (docs/state.md)
     lease.mark_pending(run)
-    local j, err = run.journal_lib.open(run.journal_path)
+    local j, err = run.c.journal.open(run.journal_path)
     if not j then error("cannot open the journal: " .. tostring(err), 0) end
     run.journal = j
     local ok, e = j:append({ op = "begin", addon = run.addon,
@@ -134,11 +134,11 @@ function M.record_backup(run, root, dir, rel)
   journal(run)
   local n = #run.records + 1
   local dest = string.format("%s.%d", run.journal_path, n)
-  local had, err = run.fs.backup(dir, rel, dest)
+  local had, err = run.c.fs.backup(dir, rel, dest)
   if had == nil then
     error("cannot back up " .. root .. ":" .. rel .. ": " .. tostring(err), 0)
   end
-  local st = had and run.fs.stat(dir, rel)
+  local st = had and run.c.fs.stat(dir, rel)
   M.record(run, { op = "file", root = root, path = rel,
     backup = had and dest:match("([^/]+)$") or nil, mode = st and st.mode })
 end
@@ -305,11 +305,11 @@ local function undo_file(run, rec)
       error("its backup " .. tostring(rec.backup) .. " is not beside the "
         .. "journal", 0)
     end
-    must(run.fs.install(src, dir, rec.path, rec.mode or "0644"))
+    must(run.c.fs.install(src, dir, rec.path, rec.mode or "0644"))
   elseif rec.prior ~= nil then
-    must(run.fs.write(dir, rec.path, rec.prior, rec.mode))
+    must(run.c.fs.write(dir, rec.path, rec.prior, rec.mode))
   else
-    must(run.fs.remove(dir, rec.path))
+    must(run.c.fs.remove(dir, rec.path))
   end
   return "restored "
 end
@@ -536,7 +536,7 @@ function M.finish(run)
   if run.journal then
     run.journal:close()
     run.journal = nil
-    M.remove(run.journal_lib, run.fs, run.journal_path, run.records)
+    M.remove(run.c.journal, run.c.fs, run.journal_path, run.records)
     lease.clear_pending(run)
   end
 end

@@ -26,7 +26,7 @@ function M.read(run)
   local d = cm.data
   local function yaml_of(s, what)
     if type(s) ~= "string" or s == "" then return {} end
-    local ok, v = pcall(run.yaml.decode, s)
+    local ok, v = pcall(run.c.yaml.decode, s)
     if not ok or type(v) ~= "table" then
       run.report:log("warn", string.format("ConfigMap %s/%s: %s is not "
         .. "valid YAML; ignoring it", NS, cm_name(run.addon), what))
@@ -91,7 +91,7 @@ function M.record(run, entry, pending)
   for k, v in pairs(cm and type(cm.data) == "table" and cm.data or {}) do
     data[k] = v
   end
-  local ok, history = pcall(run.yaml.decode, data.history or "")
+  local ok, history = pcall(run.c.yaml.decode, data.history or "")
   if not ok or type(history) ~= "table" then history = {} end
   entry.time = now_iso(run)
   if entry.error then
@@ -100,7 +100,7 @@ function M.record(run, entry, pending)
   end
   history[#history + 1] = entry
   while #history > HISTORY do table.remove(history, 1) end
-  data.history = run.yaml.encode(history)
+  data.history = run.c.yaml.encode(history)
   run.backend:apply({ apiVersion = "v1", kind = "ConfigMap",
     metadata = { name = cm_name(run.addon), namespace = NS,
       labels = { ["addon.microk8s.io/name"] = run.addon,
@@ -157,16 +157,16 @@ function M.commit(run, saved)
     params = run.reconfigure }
   while #history > HISTORY do table.remove(history, 1) end
   local perms = consent.record(run.hook)
-  if #perms == 0 and run.yaml.array then perms = run.yaml.array {} end
+  if #perms == 0 and run.c.yaml.array then perms = run.c.yaml.array {} end
   local obj = { apiVersion = "v1", kind = "ConfigMap",
     metadata = { name = cm_name(run.addon), namespace = NS,
       labels = { ["addon.microk8s.io/name"] = run.addon,
                  ["app.kubernetes.io/managed-by"] = "uphook" } },
     data = { version = run.to,
-             params = run.yaml.encode(next(run.params) and run.params
-                                      or run.yaml.array and {} or {}),
-             history = run.yaml.encode(history),
-             permissions = run.yaml.encode(perms) } }
+             params = run.c.yaml.encode(next(run.params) and run.params
+                                      or run.c.yaml.array and {} or {}),
+             history = run.c.yaml.encode(history),
+             permissions = run.c.yaml.encode(perms) } }
   local prior = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
   local key = { apiVersion = "v1", kind = "ConfigMap",
     name = cm_name(run.addon), namespace = NS }

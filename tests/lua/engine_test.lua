@@ -215,3 +215,20 @@ t.case("a conflict that never clears fails the upgrade, bounded, and "
   t.eq(e:get("ConfigMap", "hello", "default").data,
     { color = "green", shade = "dark" }, "nothing changed")
 end)
+
+t.case("the broker's handler hands back every result of a primitive, and "
+    .. "an error as the hook's error value", function()
+  local phases = require "uphook.engine.phases"
+  local run = { c = { broker = { interrupted = function() return false end } } }
+  local h = phases.handler(run, function(_, name, args)
+    if name == "x.fail" then error({ code = 404, reason = "NotFound",
+      message = "x not found" }, 0) end
+    return args[1], nil, "three", 4, args[2]
+  end)
+  local r = table.pack(h("x.many", { "one", "five" }))
+  t.eq(r.n, 5)
+  t.eq({ r[1], r[2], r[3], r[4], r[5] }, { "one", nil, "three", 4, "five" })
+  local ok, err = pcall(h, "x.fail", {})
+  t.ok(not ok)
+  t.eq(err.reason, "NotFound")
+end)

@@ -258,7 +258,7 @@ end)
 -- redaction -----------------------------------------------------------------------
 
 local function run_record()
-  return { hash = hash, null = yaml.null, entries = {} }
+  return { c = { hash = hash }, null = yaml.null, entries = {} }
 end
 
 local function b64(s)

@@ -13,7 +13,7 @@ local REF = { apiVersion = "v1", kind = "ConfigMap", name = "uphook-hello",
 local function world(st)
   local e = t.env { addon = "addons/hello", cluster = "fixtures_hello.yaml",
     state = st }
-  return { backend = e.backend, addon = "hello", yaml = C.yaml,
+  return { backend = e.backend, addon = "hello", c = C,
            clock_wall = function() return 0 end }, e
 end
 

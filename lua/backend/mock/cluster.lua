@@ -67,6 +67,7 @@ local copy, equal, shallow = tables.copy, tables.equal, tables.shallow
 ---@field private uids integer
 ---@field private ips table<string, boolean>
 ---@field private stalls table<string, {seconds?: number}>
+---@class uphook.MockCluster: uphook.Backend
 local Cluster = {}
 Cluster.__index = Cluster
 
@@ -1035,15 +1036,8 @@ function Cluster:delete(kind, name, namespace)
   return true
 end
 
----Watch one object: fn(obj_or_nil) on the current object and on every
----change, until fn returns true or `timeout` mock seconds pass. The
----clock jumps from event to event, so a timeout costs no real time.
----@param kind string
----@param name string
----@param namespace? string
----@param fn fun(obj: table|nil): boolean
----@param timeout? number seconds (default 300)
----@return boolean ok, table|nil last_obj
+---uphook.Backend's watch (lua/core/backend.lua) on the mock clock, which
+---jumps from event to event, so a timeout costs no real time.
 function Cluster:watch(kind, name, namespace, fn, timeout)
   assert(type(fn) == "function", "watch: fn must be a function")
   local deadline = self.clock:now() + (timeout or 300)

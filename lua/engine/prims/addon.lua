@@ -17,7 +17,7 @@ M.handlers = H
 function H.addon_read(run, rel)
   checktype(rel, "string", 1, "read")
   local _, dir, r = split_path(run, "addon:" .. rel, 1, "addon.read")
-  local s = fs_ok("addon:" .. rel, run.fs.read(dir, r))
+  local s = fs_ok("addon:" .. rel, run.c.fs.read(dir, r))
   if s == nil then
     error(string.format("addon.read: %s has no file %s", run.addon, rel), 0)
   end
@@ -79,7 +79,7 @@ function H.__uphook_require(run, name)
     return nil
   end
   local rel = name:gsub("%.", "/") .. ".lua"
-  local src = run.fs.read(run.roots.addon, rel)
+  local src = run.c.fs.read(run.roots.addon, rel)
   if not src then return nil end
   return src, "@" .. run.roots.addon .. "/" .. rel
 end

@@ -22,7 +22,7 @@ M.handlers = H
 ---@return string|nil content nil when absent
 function H.config_read(run, path)
   local _, dir, rel = split_path(run, path, 1, "read")
-  return fs_ok(path, run.fs.read(dir, rel))
+  return fs_ok(path, run.c.fs.read(dir, rel))
 end
 
 ---config.write: journaled, atomic.
@@ -51,7 +51,7 @@ function H.config_remove(run, path)
   local root, dir, rel = split_path(run, path, 1, "remove")
   need_write(run, root, rel, "config.remove")
   refuse_args_write(run, root, rel, "config.remove")
-  if fs_ok(path, run.fs.read(dir, rel)) == nil then return false end
+  if fs_ok(path, run.c.fs.read(dir, rel)) == nil then return false end
   change_file(run, root, dir, rel, nil, nil, "config.remove")
   return true
 end
@@ -67,8 +67,8 @@ function H.config_args(run, service, node)
   checktype(service, "string", 1, "args")
   checktype(node, "string", 2, "args", true)
   local _, dir, rel = split_path(run, "args:" .. service, 1, "args")
-  local here = run.argsfile.parse(fs_ok("args:" .. service,
-    run.fs.read(dir, rel)) or "")
+  local here = run.c.argsfile.parse(fs_ok("args:" .. service,
+    run.c.fs.read(dir, rel)) or "")
   local top = nodes.topology(run)
   if node == nil or (top.this and top.this.name == node)
      or (not top.this and node == run.hostname) then
@@ -86,7 +86,7 @@ end
 --- This node's share of a set_args on several nodes, as a node entry
 --- (the file's own diff is in the plan too).
 local function this_node_entry(run, service, old, new)
-  local a, b = run.argsfile.parse(old), run.argsfile.parse(new)
+  local a, b = run.c.argsfile.parse(old), run.c.argsfile.parse(new)
   local e = { node = run.topology.this.name,
     address = run.topology.this.address, service = service, changes = {},
     this = true }
@@ -153,8 +153,8 @@ function H.config_set_args(run, service, changes, opts)
   local where = scope(opts, 3, "set_args", { all = true, this = true })
   local root, dir, rel = split_path(run, "args:" .. service, 1, "set_args")
   need_write(run, root, rel, "config.set_args")
-  local old = fs_ok("args:" .. service, run.fs.read(dir, rel)) or ""
-  local new, changed = run.argsfile.edit(old, changes)
+  local old = fs_ok("args:" .. service, run.c.fs.read(dir, rel)) or ""
+  local new, changed = run.c.argsfile.edit(old, changes)
   local others = where == "all" and nodes.others(run) or {}
   if changed then
     change_file(run, root, dir, rel, new, nil, "config.set_args")
@@ -163,7 +163,7 @@ function H.config_set_args(run, service, changes, opts)
   end
   if #others == 0 then return changed end
   local list = nodes.plan_args(run, others, service, changes,
-    run.argsfile.parse(old), opts.assume)
+    run.c.argsfile.parse(old), opts.assume)
   for _, e in ipairs(list) do
     plan.node_args(run, e)
     if run.plan then run.changed_nodes[e.node] = true end

@@ -125,7 +125,7 @@ end
 local function charge_state(run, dir, rel, old, new, fname)
   local quota = run.state_quota or M.STATE_QUOTA
   if not run.state_used then
-    run.state_used = fs_ok("state:", run.fs.usage(dir, quota))
+    run.state_used = fs_ok("state:", run.c.fs.usage(dir, quota))
   end
   -- a new file may create a folder for each component of its path
   local folders = old == nil and new ~= nil and select(2, rel:gsub("/", ""))
@@ -141,8 +141,8 @@ end
 
 local function change_file(run, root, dir, rel, new, mode, fname)
   local path = root .. ":" .. rel
-  local prior = fs_ok(path, run.fs.read(dir, rel))
-  local st = prior and run.fs.stat(dir, rel)
+  local prior = fs_ok(path, run.c.fs.read(dir, rel))
+  local st = prior and run.c.fs.stat(dir, rel)
   mode = new ~= nil and file_mode(path, st, mode, fname) or nil
   local node = node_label(run, root)
   if prior == new and (st and st.mode) == mode then
@@ -156,9 +156,9 @@ local function change_file(run, root, dir, rel, new, mode, fname)
     rollback.record(run, { op = "file", root = root, path = rel,
       prior = prior, mode = st and st.mode })
     if new == nil then
-      fs_ok(path, run.fs.remove(dir, rel))
+      fs_ok(path, run.c.fs.remove(dir, rel))
     else
-      fs_ok(path, run.fs.write(dir, rel, new, mode))
+      fs_ok(path, run.c.fs.write(dir, rel, new, mode))
     end
     rollback.changed(run)
   end

@@ -26,7 +26,7 @@ M.MAX_OBJECTS = 4096   -- objects in one kube.apply
 --- Object list from a YAML string, one object, or a list of objects.
 local function objects_of(run, objs)
   if type(objs) == "string" then
-    objs = run.yaml.decode_all(objs)
+    objs = run.c.yaml.decode_all(objs)
   elseif type(objs) == "table" and (objs.kind or objs.apiVersion) then
     objs = { objs }
   elseif type(objs) ~= "table" then

@@ -24,7 +24,7 @@ M.handlers = H
 local function need_net(run, url, fname)
   checktype(url, "string", 1, fname)
   local https, http = permissions.net_hosts(run.perms)
-  local ok, why, perm = run.http.allowed(url, { hosts = https,
+  local ok, why, perm = run.c.http.allowed(url, { hosts = https,
     http_hosts = http })
   if ok then return end
   if perm then need(run, perm, fname .. "(" .. url .. ")") end
@@ -77,7 +77,7 @@ local function sum_from(run, url, sums_url)
     1 << 20)))
   -- the file name: after the last "/", before any query (linear patterns)
   local file = (url:gsub("[?#].*$", "")):match("^.*/([^/]+)$") or ""
-  local sum, err = run.http.checksum_for(text, file)
+  local sum, err = run.c.http.checksum_for(text, file)
   if not sum then
     error(string.format("net.download(%s): %s %s", url, err, sums_url), 0)
   end
@@ -139,10 +139,10 @@ function H.hash_file(run, path)
   local abs, sum = cache_file(run, path)
   if abs then
     if run.plan then return sum end
-    return fs_ok(path, run.hash.file(abs))
+    return fs_ok(path, run.c.hash.file(abs))
   end
   local _, dir, rel = split_path(run, path, 1, "file")
-  return fs_ok(path, run.fs.hash(dir, rel))
+  return fs_ok(path, run.c.fs.hash(dir, rel))
 end
 
 ---config.install: a downloaded file put in place, its prior bytes
@@ -166,10 +166,10 @@ function H.config_install(run, downloaded, path, opts)
   need_write(run, root, rel, "config.install")
   refuse_args_write(run, root, rel, "config.install")
   local path = root .. ":" .. rel
-  local st = run.fs.stat(dir, rel)
+  local st = run.c.fs.stat(dir, rel)
   local mode = file_mode(path, st, opts.mode, "config.install")
   if root == "state" then
-    local size = run.plan and 0 or (run.fs.stat(src:match("^(.*)/[^/]+$"),
+    local size = run.plan and 0 or (run.c.fs.stat(src:match("^(.*)/[^/]+$"),
       src:match("([^/]+)$")) or {}).size
     charge_state(run, dir, rel, st and st.size, size or 0, "config.install")
   end
@@ -178,7 +178,7 @@ function H.config_install(run, downloaded, path, opts)
   rollback.record_backup(run, root, dir, rel)
   -- the copy is verified against the token's sum (the cache is checked
   -- again here, whoever could write it: docs/security.md)
-  fs_ok(root .. ":" .. rel, run.fs.install(src, dir, rel, mode,
+  fs_ok(root .. ":" .. rel, run.c.fs.install(src, dir, rel, mode,
     downloaded:match("^cache:(%x+)$"):lower()))
   rollback.changed(run)
 end
