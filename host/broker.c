@@ -154,7 +154,7 @@ static int broker_spawn(lua_State *L)
   lua_getfield(L, 1, "memory_limit");
   conf.mem_limit = (size_t)luaL_optinteger(L, -1, 256 << 20);
   lua_getfield(L, 1, "timeout");
-  conf.timeout = luaL_optnumber(L, -1, 900);
+  conf.timeout = luaL_optnumber(L, -1, UH_DEFAULT_TIMEOUT);
   lua_getfield(L, 1, "deadline");
   conf.deadline = luaL_optnumber(L, -1, uh_monotonic() + conf.timeout);
   lua_getfield(L, 1, "unconfined");
@@ -522,10 +522,10 @@ static int child_reset(lua_State *L)
   lua_getfield(L, 2, "memory_limit");
   lua_rawseti(L, -2, 4);
   lua_getfield(L, 2, "deadline");
-  c->deadline = luaL_optnumber(L, -1, uh_monotonic() + 900);
+  c->deadline = luaL_optnumber(L, -1, uh_monotonic() + UH_DEFAULT_TIMEOUT);
   lua_rawseti(L, -2, 5);
   lua_getfield(L, 2, "timeout");
-  c->timeout = luaL_optnumber(L, -1, 900);
+  c->timeout = luaL_optnumber(L, -1, UH_DEFAULT_TIMEOUT);
   lua_rawseti(L, -2, 6);
   lua_pushboolean(L, uh_rpc_send(c->wfd, L, -1, err, sizeof err)
                      == UH_RPC_OK);

@@ -666,9 +666,9 @@ static void take_reset(lua_State *L, int msg)
   lua_rawgeti(L, msg, 4);
   g_next.mem_limit = (size_t)luaL_optinteger(L, -1, 256 << 20);
   lua_rawgeti(L, msg, 5);
-  g_next.deadline = luaL_optnumber(L, -1, uh_monotonic() + 900);
+  g_next.deadline = luaL_optnumber(L, -1, uh_monotonic() + UH_DEFAULT_TIMEOUT);
   lua_rawgeti(L, msg, 6);
-  g_next.timeout = luaL_optnumber(L, -1, 900);
+  g_next.timeout = luaL_optnumber(L, -1, UH_DEFAULT_TIMEOUT);
 }
 
 static int confined;

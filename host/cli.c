@@ -26,6 +26,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include "cli.h"
+#include "luax.h"
 #include "json.h"
 
 enum {
@@ -129,7 +130,8 @@ static const struct option {
   { "--output", 0, K_STR, OFF(output), "human|json", CMD_CLUSTER, 0, 0,
     "text, or JSON events, one per line" },
   { "--timeout", 0, K_NUM, OFF(timeout), "SECONDS", CMD_CLUSTER | CMD_LINT,
-    0, 1e7, "bound on the whole run (default 900; list, lint 15)" },
+    0, 1e7, "bound on the whole run (default " UH_STR(UH_DEFAULT_TIMEOUT)
+    "; list, lint 15)" },
   { "--memory-limit", 0, K_INT, OFF(memory_limit), "MIB",
     CMD_HOOKS | CMD_LIST | CMD_LINT | CMD_DOCTOR, 1, 65536,
     "cap on each hook's Lua memory (default 256)" },
@@ -546,7 +548,7 @@ static int parse_line(struct uh_cli *c, struct parser *p, int argc,
   int rc = -1;
   memset(c, 0, sizeof *c);
   memset(p, 0, sizeof *p);
-  c->timeout = 900;
+  c->timeout = UH_DEFAULT_TIMEOUT;
   c->lock_wait = 10;
   c->memory_limit = 256;
   c->state_quota = 16;

@@ -15,6 +15,11 @@
 #include <lauxlib.h>
 
 #define UH_ARRAY_MT "uphook.array"
+/* seconds a run may take without --timeout (lua/core/run.lua
+ * DEFAULT_TIMEOUT, held equal by tests/tree/constants_test.py) */
+#define UH_DEFAULT_TIMEOUT 900
+#define UH_STR_(x) #x
+#define UH_STR(x) UH_STR_(x)   /* a macro's value as a string literal */
 
 /* One append-only error enum for the whole host (curl style). */
 typedef enum {

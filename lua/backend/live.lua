@@ -24,6 +24,7 @@ local apierror = require "uphook.core.apierror"
 local fieldset = require "uphook.core.fieldset"
 local kinds = require "uphook.core.kinds"
 local tables = require "uphook.core.tables"
+local R = require "uphook.core.run"
 
 local M = {}
 
@@ -64,7 +65,7 @@ function M.connect(o, c, report)
     client = client, agent = agent,
     json = c.json, null = c.json.null, report = report,
     request_timeout = o.request_timeout or M.REQUEST_TIMEOUT,
-    deadline = sys.now() + (o.timeout or 900),
+    deadline = sys.now() + (o.timeout or R.DEFAULT_TIMEOUT),
     snapctl = o.snapctl or os.getenv("UPHOOK_SNAPCTL") or "snapctl",
     discoveries = 0 }, Live)
   return self

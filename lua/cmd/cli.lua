@@ -217,7 +217,7 @@ local function upgrade(o, c, report)
   -- such a request
   local child, serr = c.broker.spawn { source = source,
     chunkname = "@" .. addon.hook, memory_limit = o.memory_limit << 20,
-    deadline = c.sys.now() + (o.timeout or 900), timeout = o.timeout }
+    deadline = c.sys.now() + (o.timeout or R.DEFAULT_TIMEOUT), timeout = o.timeout }
   if not child then report:error(serr); return engine.EARLY end
   local backend, net, host = Backend.connect(o, c, report, L)
   local refused = refuse_disabled(o, c, report, backend)

@@ -13,6 +13,7 @@
 ---   last-applied annotation holds) replaced, its keys kept.
 local kinds = require "uphook.core.kinds"
 local addonscan = require "uphook.engine.addonscan"
+local lease = require "uphook.engine.lease"
 local Backend = require "uphook.backend.connect"
 
 local M = {}
@@ -132,7 +133,7 @@ function M.objects(c, backend, addon, dir)
     end
   end
   for _, n in ipairs(backend:list("v1/Node", {})) do add(n) end
-  add(try(backend.get, backend, "v1/ConfigMap", "uphook-" .. addon,
+  add(try(backend.get, backend, "v1/ConfigMap", lease.name(addon),
     "kube-system"))
   for i, o in ipairs(list) do list[i] = clean(c, o) end
   return list

@@ -3,6 +3,7 @@
 --- Human text (colour and a live status line only on a TTY; plain lines
 --- with timestamps otherwise) or JSON lines, one event per line.
 local escape = require "uphook.core.escape"
+local timefmt = require "uphook.core.timefmt"
 
 local M = {}
 M.__index = M
@@ -45,7 +46,7 @@ end
 
 local function stamp(self)
   if self.tty or not self.clock then return "" end
-  return os.date("!%Y-%m-%dT%H:%M:%SZ ", math.floor(self.clock())) or ""
+  return timefmt.format(self.clock()) .. " "
 end
 
 ---A JSON event under --output json; nil otherwise (the

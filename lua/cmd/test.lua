@@ -11,6 +11,7 @@
 --- fresh sandbox over fresh mocks per `t.env`.
 local tables = require "uphook.core.tables"
 local lib = require "uphook.cmd.testlib"
+local lease = require "uphook.engine.lease"
 
 local M = {}
 for k, v in pairs(lib) do
@@ -175,7 +176,7 @@ local function faulty(env, backend, c)
   -- each in turn); the engine's own Lease is not one
   local function change(on, kind, name, path, node)
     if env.rolling_back then return false end
-    if kind == "Lease" and name == "uphook-" .. env.name then return false end
+    if kind == "Lease" and name == lease.name(env.name) then return false end
     env.change_log[#env.change_log + 1] = { on = on, kind = kind,
       name = name, path = path, node = node }
     return true
@@ -473,7 +474,7 @@ function Env:seed_state(st)
   if st.history then data.history = C.yaml.encode(st.history) end
   if st.permissions then data.permissions = C.yaml.encode(st.permissions) end
   self.backend:apply({ apiVersion = "v1", kind = "ConfigMap",
-    metadata = { name = "uphook-" .. self.name, namespace = "kube-system" },
+    metadata = { name = lease.name(self.name), namespace = "kube-system" },
     data = data }, {})
 end
 
@@ -630,7 +631,7 @@ end
 ---(permissions: those of the last successful upgrade, nil when none are
 ---recorded).
 function Env:state()
-  local cm = self.backend:get("v1/ConfigMap", "uphook-" .. self.name,
+  local cm = self.backend:get("v1/ConfigMap", lease.name(self.name),
     "kube-system")
   if not cm or not cm.data then return nil end
   local d = cm.data
@@ -749,7 +750,7 @@ function Env:snapshot(opts)
   local kinds = require "uphook.core.kinds"
   local out = {}
   for _, o in ipairs(self.backend:objects()) do
-    if not (o.kind == "Lease" and o.metadata.name == "uphook-" .. self.name)
+    if not (o.kind == "Lease" and o.metadata.name == lease.name(self.name))
         and (all or not CONTROLLER_MADE[o.apiVersion .. "/" .. o.kind])
     then
       local key = string.format("%s/%s/%s/%s", o.apiVersion, o.kind,

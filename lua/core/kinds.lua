@@ -51,6 +51,12 @@ function M.split_api_version(api_version)
   return "", api_version
 end
 
+--- The workloads: the kinds whose controller runs Pods from their pod
+--- template and whose spec.selector is immutable (the mock's validation
+--- and controllers, lua/backend/mock).
+M.WORKLOADS = { Deployment = true, DaemonSet = true, StatefulSet = true,
+  ReplicaSet = true }
+
 --- The field manager of uphook's writes: server-side apply with conflicts
 --- forced (docs/contract.md §4), and its updates.
 M.FIELD_MANAGER = "uphook"

@@ -11,6 +11,10 @@ local M = {}
 M.OK, M.FAILED, M.USAGE, M.NOHOOK, M.EARLY, M.LOCKED, M.STUCK =
   0, 1, 2, 3, 4, 5, 6
 
+--- Seconds a run may take without --timeout (host/luax.h
+--- UH_DEFAULT_TIMEOUT, the command line's default).
+M.DEFAULT_TIMEOUT = 900
+
 --- A failure that ends the run with an exit code.
 ---@class uphook.Stop
 ---@field code integer the exit code
@@ -127,7 +131,7 @@ end
 ---@field bases? {snap_data?: string, snap_common?: string} what the journal's roots are relative to
 ---@field phase? string the phase to start in (default "load")
 ---@field perms? table<string, true>
----@field timeout? number seconds until the deadline (default 900)
+---@field timeout? number seconds until the deadline (default M.DEFAULT_TIMEOUT)
 ---@field confirm? fun(lines: string[], what: string): boolean, string|nil asks the user (lua/cmd/confirm.lua; nil: never asked)
 ---@field host_root? string where nodes.resolv_conf reads this node's files (offline worlds, tests)
 
@@ -148,7 +152,7 @@ function M.new(o)
     entries = {}, records = {}, calls = o.record_calls and {} or nil,
     planned = {}, deleted = {}, applied = {}, changed_nodes = {},
     host_root = o.host_root, changed = false }, Run)
-  run.deadline = c.sys.now() + (o.timeout or 900)
+  run.deadline = c.sys.now() + (o.timeout or M.DEFAULT_TIMEOUT)
   return run
 end
 

@@ -9,6 +9,7 @@
 --- it, because an upgrade from a half-done state would be reverted by
 --- that later recover. Everything goes through the backend, so the mock
 --- keeps the Lease exactly as a live cluster does.
+local timefmt = require "uphook.core.timefmt"
 local R = require "uphook.core.run"
 
 local M = {}
@@ -19,31 +20,21 @@ local LEASE_SECONDS = 60
 M.NAMESPACE, M.LEASE_SECONDS = NS, LEASE_SECONDS
 M.PENDING = "uphook.microk8s.io/pending"
 
+--- The names of an addon's Lease and state ConfigMap in kube-system
+--- (docs/state.md): uphook-<addon>. uphook's own objects: a hook writes
+--- none of them (lua/engine/permissions.lua host_owned).
+M.PREFIX = "uphook-"
+
 ---The name of an addon's Lease and state ConfigMap.
 ---@param addon string
 ---@return string
-function M.name(addon) return "uphook-" .. addon end
+function M.name(addon) return M.PREFIX .. addon end
 
 local function label(run) return NS .. "/" .. M.name(run.addon) end
 
-local function wall(run)
-  return run.clock_wall and run.clock_wall() or os.time()
-end
+local wall = timefmt.wall
 
-local function parse_time(s)
-  if type(s) ~= "string" then return nil end
-  local y, mo, d, h, mi, sec = s:match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")
-  if not y then return nil end
-  local t = os.time({ year = y, month = mo, day = d, hour = h, min = mi,
-                      sec = sec, isdst = false })
-  -- os.time reads local time; correct to UTC
-  local utc = os.time(os.date("!*t", t))
-  return t + (t - utc)
-end
-
-local function micro(run)
-  return os.date("!%Y-%m-%dT%H:%M:%S.000000Z", math.floor(wall(run)))
-end
+local function micro(run) return timefmt.format(wall(run), true) end
 
 local function lease_obj(run, rv, acquired)
   return { apiVersion = "coordination.k8s.io/v1", kind = "Lease",
@@ -92,7 +83,7 @@ function M.stale(run, lease)
   if spec.holderIdentity and dead_here(run, spec.holderIdentity) then
     return "that run of this node is no longer running"
   end
-  local renewed = parse_time(spec.renewTime or spec.acquireTime)
+  local renewed = timefmt.parse(spec.renewTime or spec.acquireTime)
   local dur = spec.leaseDurationSeconds or LEASE_SECONDS
   if renewed and wall(run) < renewed + dur and spec.holderIdentity then
     return nil

@@ -5,6 +5,7 @@
 --- need a grant, the privileged objects).
 local kinds = require "uphook.core.kinds"
 local names = require "uphook.core.names"
+local lease = require "uphook.engine.lease"
 local podsecurity = require "uphook.engine.podsecurity"
 local args = require "uphook.engine.prims.args"
 local pkey = args.pkey
@@ -108,7 +109,7 @@ end
 local HOST_NS, HOST_KINDS = "kube-system", { ConfigMap = true, Lease = true }
 local function host_owned(kind, name, ns)
   return HOST_KINDS[names.short_kind(kind)] and ns == HOST_NS
-    and type(name) == "string" and name:sub(1, 7) == "uphook-"
+    and type(name) == "string" and name:sub(1, #lease.PREFIX) == lease.PREFIX
 end
 
 --- Namespaces whose names are permission words: only kube:* covers them.

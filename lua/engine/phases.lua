@@ -86,7 +86,7 @@ local function check_base(run, base, given, saved)
   if k then
     -- a record of failed runs only has no params: they were detected
     local whose = saved and saved.params and ("saved (ConfigMap "
-      .. "kube-system/uphook-" .. run.addon .. ")") or "detected"
+      .. "kube-system/" .. lease.name(run.addon) .. ")") or "detected"
     stop(M.EARLY, string.format("the %s parameter %s=%q %s; give --%s "
       .. "VALUE, or --reset-params", whose, k, tostring(used[k]), p, k))
   end

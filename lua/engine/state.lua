@@ -6,6 +6,7 @@
 --- YAML: those of the last successful upgrade, lua/engine/consent.lua). It goes
 --- through the backend, so the mock keeps it exactly as a live cluster
 --- does. The lock, the Lease of the same name, is lua/engine/lease.lua's.
+local timefmt = require "uphook.core.timefmt"
 local rollback = require "uphook.engine.rollback"
 local lease = require "uphook.engine.lease"
 local consent = require "uphook.engine.consent"
@@ -52,8 +53,7 @@ function M.read(run)
 end
 
 local function now_iso(run)
-  return os.date("!%Y-%m-%dT%H:%M:%SZ", math.floor(run.clock_wall
-    and run.clock_wall() or os.time()))
+  return timefmt.format(timefmt.wall(run))
 end
 
 local HISTORY = 10      -- entries kept, oldest dropped first

@@ -4,6 +4,8 @@
 --- forward instantly and run the events scheduled on the way, in time
 --- order (ties in the order they were scheduled), so a five-minute
 --- rollout timeout costs no real time.
+local timefmt = require "uphook.core.timefmt"
+
 local M = {}
 
 ---@class MockClock
@@ -91,32 +93,9 @@ function Clock:sleep(seconds)
 end
 Clock.advance = Clock.sleep
 
-local last_t, last_s       -- the mock's time changes seldom: the last one
-
----Seconds since the epoch as an RFC 3339 UTC timestamp, as the API
----server writes them ("2024-01-01T00:00:00Z"). Pure arithmetic
----(days-from-civil inverse), no os.date.
----@param t number
----@return string
-function M.rfc3339(t)
-  t = math.floor(t)
-  if t == last_t then return last_s end
-  local days, secs = t // 86400, t % 86400
-  -- Howard Hinnant's civil_from_days
-  local z = days + 719468
-  local era = z // 146097
-  local doe = z - era * 146097
-  local yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-  local y = yoe + era * 400
-  local doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-  local mp = (5 * doy + 2) // 153
-  local d = doy - (153 * mp + 2) // 5 + 1
-  local m = mp < 10 and mp + 3 or mp - 9
-  if m <= 2 then y = y + 1 end
-  last_t, last_s = t, string.format("%04d-%02d-%02dT%02d:%02d:%02dZ", y, m,
-    d, secs // 3600, secs % 3600 // 60, secs % 60)
-  return last_s
-end
+---Seconds since the epoch as an RFC 3339 UTC timestamp
+---(lua/core/timefmt.lua, the one home of the format).
+M.rfc3339 = timefmt.format
 
 ---The current mock time as an RFC 3339 timestamp.
 ---@return string

@@ -5,6 +5,7 @@
 --- after a finished rollout, or, when stalled, a rollout stuck with its
 --- updated replicas behind (observedGeneration caught up).
 local tables = require "uphook.core.tables"
+local kinds = require "uphook.core.kinds"
 local validate = require "uphook.backend.mock.validate"
 
 local M = {}
@@ -362,8 +363,12 @@ function M.replicaset(d, revision)
       availableReplicas = nz(ready) } }
 end
 
----Kinds whose controllers make Pods.
-M.POD_OWNERS = { Deployment = true, DaemonSet = true, StatefulSet = true }
+---Kinds whose controllers make Pods here: the workloads but ReplicaSet
+---(a Deployment's Pods are made with it, owned by its ReplicaSet).
+M.POD_OWNERS = {}
+for k in pairs(kinds.WORKLOADS) do
+  if k ~= "ReplicaSet" then M.POD_OWNERS[k] = true end
+end
 
 ---StatefulSet status.
 ---@param obj table the workload
@@ -431,9 +436,9 @@ function M.Job(obj, ts, stalled, _)
     } }
 end
 
----Kinds whose status a rollout controller drives.
-M.ROLLOUT = { Deployment = true, DaemonSet = true, StatefulSet = true,
-              ReplicaSet = true, Job = true }
+---Kinds whose status a rollout controller drives: the workloads and Job.
+M.ROLLOUT = { Job = true }
+for k in pairs(kinds.WORKLOADS) do M.ROLLOUT[k] = true end
 
 ---Has the controller caught up with this object's generation?
 ---@param obj table

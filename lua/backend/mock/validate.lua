@@ -8,6 +8,7 @@
 --- tests/fakes, so the mock and the live path say the same thing.
 local tables = require "uphook.core.tables"
 local names = require "uphook.core.names"
+local kinds = require "uphook.core.kinds"
 
 local M = {}
 local equal = tables.equal
@@ -179,8 +180,7 @@ local function check_selector(obj, kind, errs)
   end
 end
 
-local WORKLOADS = { Deployment = true, DaemonSet = true, StatefulSet = true,
-                    ReplicaSet = true }
+local WORKLOADS = kinds.WORKLOADS
 
 local SUBDOMAIN = "a lowercase RFC 1123 subdomain must consist of lower " ..
   "case alphanumeric characters, '-' or '.', and must start and end " ..
