@@ -4,7 +4,7 @@
 #include "curl_lazy.h"
 #include "json.h"
 #include "luax.h"
-#include "os.h"
+#include "osutil.h"
 
 #include <arpa/inet.h>
 #include <limits.h>

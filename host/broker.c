@@ -33,7 +33,7 @@
 #include "rpc.h"
 #include "broker.h"
 #include "child.h"
-#include "os.h"
+#include "osutil.h"
 
 #define CHILD_MT "uphook.child"
 #define GRACE 1.0   /* seconds the child gets to report its own timeout */

@@ -16,8 +16,8 @@
 #include "luax.h"
 #include "rpc.h"
 #include "child.h"
-#include "child_test.h"
-#include "os.h"
+#include "testchild.h"
+#include "osutil.h"
 #include "yaml.h"
 
 /* ---- The allow list: the whole surface a hook sees, as data. ---- */
@@ -349,8 +349,8 @@ static const struct uh_embedded *child_module(const char *name)
   const char *const *p;
   if (strncmp(name, "uphook.", 7))
     return uh_embedded_find(name);
-  if (g_conf->test && uh_child_test_module(name))
-    return uh_child_test_module(name);
+  if (g_conf->test && uh_testchild_module(name))
+    return uh_testchild_module(name);
   for (p = engine_shared; *p; p++)
     if (strcmp(name, *p) == 0)
       return uh_embedded_find(name);
@@ -385,7 +385,7 @@ static int sb_require(lua_State *L)
       return lua_error(L);
   }
   lua_pushstring(L, name);
-  lua_call(L, 1 + (g_conf->test ? uh_child_test_args(L, name) : 0), 1);
+  lua_call(L, 1 + (g_conf->test ? uh_testchild_args(L, name) : 0), 1);
   if (lua_isnil(L, -1)) {                       /* [.., module] */
     lua_pop(L, 1);
     lua_pushboolean(L, 1);
@@ -474,7 +474,7 @@ static void build_env(lua_State *L)
   lua_getfield(L, env, "string");
   lua_getfield(L, -1, "format");            /* [G, env, string, format] */
   if (g_conf->test)         /* a test file asks for environments only */
-    uh_child_test_requests(L, stub_call);
+    uh_testchild_requests(L, stub_call);
   else
     add_stubs(L, env, lua_gettop(L));
   lua_pop(L, 2);                            /* [G, env] */
@@ -597,7 +597,7 @@ static int load_hook(lua_State *L)
       != LUA_OK)
     return lua_error(L);
   if (g_conf->test)
-    return uh_child_test_load(L);
+    return uh_testchild_load(L);
   lua_call(L, 0, 1);
   if (!lua_istable(L, -1))
     return luaL_error(L, "the hook must return a table, got %s",

@@ -14,7 +14,7 @@ struct uh_child_conf {
   double timeout;         /* seconds, for messages */
   struct uh_limits lim;
   int unconfined;         /* test-only: skip uh_confine_enter */
-  int test;               /* a *_test.lua file, not a hook (child_test.c) */
+  int test;               /* a *_test.lua file, not a hook (testchild.c) */
 };
 
 /* Primitives that the child forwards to the broker: the one list of the

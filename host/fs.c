@@ -16,7 +16,7 @@
  */
 #include "fs.h"
 #include "hash.h"
-#include "os.h"
+#include "osutil.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,7 +9,7 @@
 
 /* The public names of engine modules: a test file's `require
  * "uphook.test"` (docs/contract.md §6) is lua/cmd/test.lua in the broker
- * (UPHOOK_TEST_UNCONFINED=1), as host/child_test.c makes it
+ * (UPHOOK_TEST_UNCONFINED=1), as host/testchild.c makes it
  * lua/cmd/testchild.lua in the test child. */
 static const char *const public_names[][2] = {
   { "uphook.test", "uphook.cmd.test" },

@@ -12,7 +12,7 @@
  */
 #include "http.h"
 #include "curl_lazy.h"
-#include "os.h"
+#include "osutil.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -2,7 +2,7 @@
  * when the engine says stderr is a TTY) or JSON-lines events on stdout
  * (--output json).  Throttled; nothing at all in mode NONE. */
 #include "http.h"
-#include "os.h"
+#include "osutil.h"
 #include "json.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #include "hash.h"
 #include "luax.h"
 #include "mpack.h"
-#include "os.h"
+#include "osutil.h"
 
 #include <errno.h>
 #include <fcntl.h>

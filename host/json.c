@@ -19,7 +19,7 @@
 #include "jansson_compat.h"
 #include "json.h"
 #include "luax.h"
-#include "os.h"
+#include "osutil.h"
 
 typedef struct {
   json_t *root;

@@ -3,7 +3,7 @@
 #include "curl_lazy.h"
 #include "kubeconfig.h"
 #include "luax.h"
-#include "os.h"
+#include "osutil.h"
 
 #include <errno.h>
 #include <math.h>

@@ -13,7 +13,7 @@
 #include <lauxlib.h>
 #include "luax.h"
 #include "sys.h"
-#include "os.h"
+#include "osutil.h"
 
 #define LOCK_MT "uphook.lock"
 

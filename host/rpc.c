@@ -12,7 +12,7 @@
 #include <msgpack.h>
 #include "mpack.h"
 #include "rpc.h"
-#include "os.h"
+#include "osutil.h"
 
 /* Header and body in one writev when the pipe takes it all (the usual
  * case), else the rest piece by piece. */

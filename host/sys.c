@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <lua.h>
 #include <lauxlib.h>
-#include "os.h"
+#include "osutil.h"
 #include "sys.h"
 #include "arena.h"
 #include "json.h"

@@ -6,7 +6,7 @@
 --- t.each_fault run here (uphook.cmd.testlib); a t.env is a handle on an
 --- environment the broker holds, and each of its methods one request to
 --- the broker (`__test.env`, `__test.call`), whose answers are plain data.
---- host/child_test.c loads this module with the two request functions.
+--- host/testchild.c loads this module with the two request functions.
 local _, lib, env_request, call_request = ...
 
 local M = {}

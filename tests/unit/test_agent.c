@@ -6,7 +6,7 @@
 #include "arena.h"
 #include "families.h"
 #include "host.h"
-#include "os.h"
+#include "osutil.h"
 
 #include <signal.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #include "unit.h"
 #include "http.h"
 #include <arpa/inet.h>
-#include "os.h"
+#include "osutil.h"
 #include <errno.h>
 #include <ftw.h>
 #include <netinet/in.h>

@@ -22,7 +22,7 @@ static void test_connect_errors(void)
                "return not pcall(k.connect, {kubeconfig = {}})"));
 }
 
-/* The process and clock services moved to uphook.c.sys (host/os.c). */
+/* The process and clock services moved to uphook.c.sys (host/osutil.c). */
 static void test_sys_run(void)
 {
   CHECK(lua_ok("local s = require 'uphook.c.sys'\n"

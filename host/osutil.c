@@ -1,5 +1,5 @@
-/* Operating-system services shared by the host (see os.h). */
-#include "os.h"
+/* Operating-system services shared by the host (see osutil.h). */
+#include "osutil.h"
 #include "arena.h"
 #include <errno.h>
 #include <spawn.h>

@@ -1,17 +1,17 @@
 /* The confined test child's differences from a hook child (see
- * child_test.c). */
-#ifndef UH_CHILD_TEST_H
-#define UH_CHILD_TEST_H
+ * testchild.c). */
+#ifndef UH_TESTCHILD_H
+#define UH_TESTCHILD_H
 #include <lua.h>
 #include "embedded.h"
 
 /* The embedded source of a module only a test file may require, or NULL. */
-const struct uh_embedded *uh_child_test_module(const char *name);
+const struct uh_embedded *uh_testchild_module(const char *name);
 /* Extra arguments for a module's chunk; returns how many it pushed. */
-int uh_child_test_args(lua_State *L, const char *name);
+int uh_testchild_args(lua_State *L, const char *name);
 /* Register the test requests (closures of `stub`). */
-void uh_child_test_requests(lua_State *L, lua_CFunction stub);
+void uh_testchild_requests(lua_State *L, lua_CFunction stub);
 /* [chunk] -> [descriptor]: load a test file. */
-int uh_child_test_load(lua_State *L);
+int uh_testchild_load(lua_State *L);
 
 #endif

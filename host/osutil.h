@@ -2,8 +2,8 @@
  * monotonic clock, the one sleep, the one write-all loop and the one
  * way to run a program.  No Lua here; uphook.c.sys exposes them to the
  * engine. */
-#ifndef UH_OS_H
-#define UH_OS_H
+#ifndef UH_OSUTIL_H
+#define UH_OSUTIL_H
 #include <stddef.h>
 
 /* CLOCK_MONOTONIC in seconds: deadlines, timeouts, progress. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <lua.h>
 #include <lauxlib.h>
-#include "child_test.h"
+#include "testchild.h"
 #include "embedded.h"
 
 /* The engine modules a test file may require, as they are embedded: pure
@@ -16,7 +16,7 @@
 static const char *const test_shared[] = { "uphook.cmd.testlib",
                                             "uphook.core.tables", NULL };
 
-const struct uh_embedded *uh_child_test_module(const char *name)
+const struct uh_embedded *uh_testchild_module(const char *name)
 {
   const char *const *p;
   if (strcmp(name, "uphook.test") == 0)
@@ -30,7 +30,7 @@ const struct uh_embedded *uh_child_test_module(const char *name)
 /* Before uphook.test's chunk is called: [.., chunk, name] ->
  * [.., chunk, name, testlib, env_request, call_request]; returns the
  * number of arguments pushed after the name (0 for other modules). */
-int uh_child_test_args(lua_State *L, const char *name)
+int uh_testchild_args(lua_State *L, const char *name)
 {
   if (strcmp(name, "uphook.test") != 0)
     return 0;
@@ -45,7 +45,7 @@ int uh_child_test_args(lua_State *L, const char *name)
 /* The two requests, kept out of the test file's reach (only uphook.test
  * gets them). `stub` is the child's request function, whose upvalue is
  * the request's name. */
-void uh_child_test_requests(lua_State *L, lua_CFunction stub)
+void uh_testchild_requests(lua_State *L, lua_CFunction stub)
 {
   lua_pushliteral(L, "__test.env");
   lua_pushcclosure(L, stub, 1);
@@ -58,7 +58,7 @@ void uh_child_test_requests(lua_State *L, lua_CFunction stub)
 /* [chunk] -> [descriptor]: run the test file through uphook.test's
  * __load, which registers its cases; the runner it returns is what the
  * "case" phase calls (registry uphook.hook, as a hook's table is). */
-int uh_child_test_load(lua_State *L)
+int uh_testchild_load(lua_State *L)
 {
   lua_getglobal(L, "require");
   lua_pushliteral(L, "uphook.test");
