@@ -42,7 +42,7 @@ $(BUILD)/embed: host/embed.c
 $(BUILD)/embedded.c: $(LUA_SRC) $(BUILD)/embed
 	$(BUILD)/embed $(LUA_SRC) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/host/%.o: host/%.c $(wildcard host/*.h)
+$(BUILD)/host/%.o: host/%.c $(wildcard host/*.h host/*.def)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 

@@ -568,14 +568,17 @@ static int broker_rolling_back(lua_State *L)
   return 0;
 }
 
+/* prims() -> { [name] = mutating }: every primitive of host/prims.def */
 static int broker_prims(lua_State *L)
 {
-  int i;
   lua_newtable(L);
-  for (i = 0; uh_child_rpc_prims[i]; i++) {
-    lua_pushstring(L, uh_child_rpc_prims[i]);
-    lua_rawseti(L, -2, i + 1);
-  }
+#define UH_PRIM(name, mutating) \
+  lua_pushboolean(L, mutating); \
+  lua_setfield(L, -2, name);
+#define UH_INTERNAL(name) UH_PRIM(name, 0)
+#include "prims.def"
+#undef UH_PRIM
+#undef UH_INTERNAL
   return 1;
 }
 

@@ -63,15 +63,14 @@ static const struct {
   { "coroutine", luaopen_coroutine, coroutine_kept },
 };
 
+#define UH_PRIM(name, mutating) name,
+#define UH_INTERNAL(name)
 const char *const uh_child_rpc_prims[] = {
-  "addon.read", "config.args", "config.install", "config.read",
-  "config.remove", "config.set_args", "config.write", "hash.file",
-  "kube.apply", "kube.delete", "kube.get", "kube.list", "kube.prune",
-  "kube.rollout", "kube.wait", "log.info", "log.step", "log.warn",
-  "net.download", "net.fetch", "nodes.kubelet_config", "nodes.list",
-  "nodes.resolv_conf", "nodes.this", "service.restart",
-  "__uphook.sleep", NULL
+#include "prims.def"
+  NULL
 };
+#undef UH_PRIM
+#undef UH_INTERNAL
 
 /* ---- Limits: memory and time. ---- */
 

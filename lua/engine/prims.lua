@@ -15,14 +15,6 @@ local files = require "uphook.engine.prims.files"
 
 local M = {}
 
-local MUTATING = {
-  ["kube.apply"] = true, ["kube.delete"] = true, ["kube.prune"] = true,
-  ["net.download"] = true,
-  ["config.write"] = true, ["config.remove"] = true,
-  ["config.install"] = true, ["config.set_args"] = true,
-  ["service.restart"] = true,
-}
-
 local H = {}   -- handlers by primitive name: "kube_apply", ...
 for _, family in ipairs { kube, require "uphook.engine.prims.nodes",
     require "uphook.engine.prims.config", require "uphook.engine.prims.net",
@@ -32,6 +24,19 @@ end
 
 M.rolled_out = kube.rolled_out     -- the rollout rules (tests/lua)
 M.file_mode = files.file_mode      -- a write's mode (tests/lua/files_test.lua)
+
+--- The primitives and which of them change anything: host/prims.def, the
+--- one list (the hook's stubs are made from it too). Every primitive has a
+--- handler here and every handler a primitive, or the engine fails at load.
+local MUTATING = require("uphook.c.broker").prims()
+for name in pairs(MUTATING) do
+  assert(H[name:gsub("%.", "_")], "host/prims.def: no handler for " .. name)
+end
+for h in pairs(H) do
+  local name = h:gsub("^(_*[^_]+)_", "%1.", 1)
+  assert(MUTATING[name] ~= nil, "lua/engine/prims/: " .. name
+    .. " is not in host/prims.def")
+end
 
 --- Only `uphook test` records the calls (env:calls), and only so much:
 --- CALLS_MAX calls, and their arguments while they total under

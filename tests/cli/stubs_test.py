@@ -1,7 +1,7 @@
 """The LuaLS stubs (docs/meta/) against the names uphook really registers.
 
 Sources of truth, each read from the code:
-  * host/child.c: uh_child_rpc_prims (the broker-backed primitives),
+  * host/prims.def: the broker-backed primitives (host/child.c's stubs),
     the registry-only primitives (pushed as literals), the allow lists
     (base_kept, string_kept, ...) and what build_env adds;
   * host/luax.c, host/yaml.c, host/json.c: the pure yaml/json functions;
@@ -25,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 FILES = {
     "child": "host/child.c",
+    "primsdef": "host/prims.def",
     "luax": "host/luax.c",
     "yaml": "host/yaml.c",
     "json": "host/json.c",
@@ -87,7 +88,9 @@ def registered(paths):
     """What the sandbox gives a hook: {'rpc', 'registry', 'pure',
     'allow'} where allow maps a library ('basic' for globals) to names."""
     sb = read(paths, "child")
-    rpc = c_string_array(sb, "uh_child_rpc_prims")
+    # the primitives' one list, which child.c makes its stubs from
+    rpc = set(re.findall(r'^UH_PRIM\("([\w.]+)", [01]\)', read(paths, "primsdef"),
+                         re.M))
     build = c_function_body(sb, "build_env")
     registry = set(re.findall(r'lua_pushliteral\(L, "(\w+\.\w+)"\)', build))
     # yaml and json: their luaL_Reg plus what uh_setnullarray adds
@@ -283,9 +286,10 @@ def main():
 
         # Negative checks: one name added or removed on one side only.
         cases = [
-            ("a primitive added to uh_child_rpc_prims only", "child",
-             lambda s: s.replace('"kube.wait",', '"kube.wait", "kube.patch",',
-                                 1), "kube.patch"),
+            ("a primitive added to host/prims.def only", "primsdef",
+             lambda s: s.replace('UH_PRIM("kube.wait", 0)',
+                                 'UH_PRIM("kube.wait", 0)\n'
+                                 'UH_PRIM("kube.patch", 1)', 1), "kube.patch"),
             ("a handler added to lua/engine/prims/kube.lua only", "prims",
              lambda s: s.replace("function H.kube_get(",
                                  "function H.kube_patch(run) end\n\n"
