@@ -33,11 +33,14 @@ function M.label(ref)
   return ref.kind .. " " .. M.joinname(ref.name, ref.namespace)
 end
 
----Parse a kind argument: "group/version/Kind", "v1/Kind" or "Kind".
+---Parse a kind argument: "group/version/Kind", "v1/Kind" or "Kind"; the
+---one parser of a kind argument (linear: one backtrack from the end to
+---the last slash). A trailing slash leaves an empty kind, which the name
+---checks refuse (lua/core/names.lua).
 ---@param kind string
 ---@return string|nil apiVersion, string kind
 function M.split(kind)
-  local av, k = kind:match("^(.+)/([^/]+)$")
+  local av, k = kind:match("^(.*)/([^/]*)$")
   if av then return av, k end
   return nil, kind
 end

@@ -6,6 +6,8 @@
 ---
 --- Every check is linear in its input and refuses long input first, so
 --- no hook text costs the broker more than one pass.
+local kinds = require "uphook.core.kinds"
+
 local M = {}
 
 M.MAX_KIND = 512      -- "group/version/Kind": a subdomain, a label, a name
@@ -73,10 +75,10 @@ end
 local SEGMENT_KINDS = { Role = true, ClusterRole = true, RoleBinding = true,
   ClusterRoleBinding = true }
 
---- "apps/v1/Deployment" -> "Deployment" (linear: one backtrack from the
---- end to the last slash).
+--- "apps/v1/Deployment" -> "Deployment": the kind part of kinds.split,
+--- the one parser of a kind argument.
 local function short_kind(kind)
-  return kind:match("^.*/(.*)$") or kind
+  return (select(2, kinds.split(kind)))
 end
 M.short_kind = short_kind
 
