@@ -30,7 +30,7 @@ local function ask(what, fn, ...)
   return table.unpack(r, 2, r.n)
 end
 
---- The methods of an environment, as the broker's lua/cmd/test.lua has them.
+--- The methods of an environment, as the broker's lua/cmd/testenv.lua has them.
 local METHODS = { "upgrade", "plan", "get", "list", "state", "seed_state",
   "args", "file", "files", "calls", "changes", "snapshot", "stall",
   "unstall", "apply", "patch", "delete", "clear_faults", "restarts",

@@ -6,7 +6,8 @@ Sources of truth, each read from the code:
     (base_kept, string_kept, ...) and what build_env adds;
   * host/luax.c, host/yaml.c, host/json.c: the pure yaml/json functions;
   * lua/engine/prims/*.lua: the broker handlers H.<family>_<name>;
-  * lua/cmd/test.lua and lua/cmd/testlib.lua: the uphook.test API (t.*, Env:*);
+  * lua/cmd/test.lua, lua/cmd/testlib.lua and lua/cmd/testenv.lua: the
+    uphook.test API (t.*; Env:* in testenv.lua);
   * the binary itself: a probe hook lists every global it can see.
 Any name present on one side only is a failure. The negative checks run
 the same comparison on doctored copies and require it to fail.
@@ -32,7 +33,8 @@ FILES = {
     # the handlers: lua/engine/prims/<family>.lua, kube.lua first (the
     # one the negative checks edit), the other families beside it
     "prims": "lua/engine/prims/kube.lua",
-    "test": "lua/cmd/test.lua",
+    "runner": "lua/cmd/test.lua",
+    "test": "lua/cmd/testenv.lua",
     "testlib": "lua/cmd/testlib.lua",
     "stub": "docs/meta/uphook.lua",
     "stub_test": "docs/meta/uphook/test.lua",
@@ -143,11 +145,12 @@ def stubs(paths):
 
 
 def test_api(paths):
-    impl = read(paths, "test") + "\n" + read(paths, "testlib")
+    impl = read(paths, "runner") + "\n" + read(paths, "testlib")
     have = set(re.findall(r"^function M\.(\w+)\(", impl, re.M))
     have |= set(re.findall(r"^M\.(\w+) = ", impl, re.M))
     have -= TEST_INTERNAL
-    env = set(re.findall(r"^function Env:(\w+)\(", impl, re.M))
+    env = set(re.findall(r"^function Env:(\w+)\(", read(paths, "test"),
+                         re.M))
     stub = read(paths, "stub_test")
     return (have, set(re.findall(r"^function t\.(\w+)\(", stub, re.M)),
             env, set(re.findall(r"^function Env:(\w+)\(", stub, re.M)))
