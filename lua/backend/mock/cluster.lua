@@ -70,6 +70,10 @@ local copy, equal, shallow = tables.copy, tables.equal, tables.shallow
 ---@class uphook.MockCluster: uphook.Backend
 local Cluster = {}
 Cluster.__index = Cluster
+-- the controllers' methods: _reconcile, _complete, _sync_pods, ...
+require("uphook.backend.mock.reconcile").install(Cluster)
+-- the nodes as nodes.list() shows them, and attach_nodes
+require("uphook.backend.mock.nodes").install(Cluster)
 
 --- Namespaces every cluster has, whether or not the fixture lists them.
 M.BUILTIN_NAMESPACES = { default = true, ["kube-system"] = true,
@@ -83,10 +87,7 @@ M.SERVICE_CIDR = "10.152.183."
 
 local function raise(e) error(e, 0) end
 
-local function gk(info) return info.group .. "/" .. info.kind end
-
--- "\0" sorts before every name character: namespace order first.
-local function okey(ns, name) return (ns or "") .. "\0" .. name end
+local gk, okey = kinds.gk, kinds.okey
 
 local function empty(opts)
   return setmetatable({
@@ -165,6 +166,7 @@ end
 
 -- Deep copy keeping the null sentinel itself, FieldsV1 shared
 -- (fieldmanager.copy_object).
+
 function Cluster:_copy(v)
   return fieldmanager.copy_object(v, self.null)
 end
@@ -210,13 +212,7 @@ function Cluster:_refresh_custom()
   end
 end
 
--- The namespace an object lives in: nil for cluster-scoped kinds,
--- "default" when a namespaced one names none.
-local function norm_ns(info, ns)
-  if not info.namespaced then return nil end
-  if ns == nil or ns == "" then return "default" end
-  return ns
-end
+local norm_ns = kinds.norm_ns
 
 function Cluster:_bucket(info)
   local k = gk(info)
@@ -422,233 +418,6 @@ function Cluster:_set_status(info, obj, status)
   new.metadata, new.status = md, status
   self:_put(info, new)
   return new
-end
-
--- Run the controllers after a write of `obj` (the stored table).
-function Cluster:_reconcile(info, obj)
-  if info.versions then return end
-  local kind, ts = info.kind, self.clock:timestamp()
-  if ctl.ROLLOUT[kind] then
-    if ctl.observed(obj) then return end   -- caught up, or stalled
-    local key = gk(info) .. "/" .. okey(obj.metadata.namespace,
-                                         obj.metadata.name)
-    local stall = self.stalls[key]
-    local new = self:_set_status(info, obj,
-      ctl[kind](obj, ts, stall ~= nil, self:_nodes()))
-    self:_sync_pods(new)
-    if stall and stall.seconds then
-      local gen = obj.metadata.generation
-      self.clock:after(stall.seconds, function()
-        local cur = self:_lookup(info, obj.metadata.name,
-                                 obj.metadata.namespace)
-        if cur and cur.metadata.generation == gen then
-          self.stalls[key] = nil
-          self:_complete(info, cur)
-        end
-      end)
-    end
-  elseif kind == "CustomResourceDefinition" then
-    self:_refresh_custom()
-    if not ctl.condition_true(obj, "Established") then
-      self:_set_status(info, obj, ctl.crd_status(obj, ts))
-    end
-  elseif kind == "APIService" then
-    if not ctl.condition_true(obj, "Available") then
-      self:_set_status(info, obj, ctl.apiservice_status(obj, ts))
-    end
-  elseif kind == "Namespace" then
-    if validate.get(obj, "status", "phase") == nil then
-      self:_set_status(info, obj, { phase = "Active" })
-    end
-  elseif kind == "Node" then
-    self:_nodes_changed()
-  end
-end
-
--- Finish a rollout now.
-function Cluster:_complete(info, obj)
-  self:_sync_pods(self:_set_status(info, obj, ctl[info.kind](obj,
-    self.clock:timestamp(), false, self:_nodes())))
-end
-
--- Is `pod` (a Pod, or a ReplicaSet) one of the workload `w`'s? (A
--- Deployment's Pods through its ReplicaSets <name>-<hash>.) By names, as
--- a fixture's uids are not the stored ones.
-local function owned_by(pod, w)
-  local md = pod.metadata
-  if md.namespace ~= w.metadata.namespace then return false end
-  local o = type(md.ownerReferences) == "table" and md.ownerReferences[1]
-  if type(o) ~= "table" then return false end
-  if w.kind == "Deployment" and pod.kind ~= "ReplicaSet" then
-    return o.kind == "ReplicaSet"
-       and tostring(o.name):match("^(.*)%-%w+$") == w.metadata.name
-  end
-  return o.kind == w.kind and o.name == w.metadata.name
-end
-
-local function revision(rs)
-  local a = type(rs.metadata.annotations) == "table"
-    and rs.metadata.annotations[ctl.REVISION]
-  return tonumber(a) or 0
-end
-
--- A Deployment's ReplicaSets as its controller keeps them: the current
--- template's (uphook.backend.mock.controllers replicaset) with the replicas, the
--- older ones scaled to 0, up to spec.revisionHistoryLimit (10) of them.
--- Returns the current one's uid.
-function Cluster:_sync_replicasets(d)
-  local info = kinds.builtin.ReplicaSet
-  local bucket = self:_bucket(info)
-  local name = d.metadata.name .. "-" .. ctl.template_hash(d)
-  local cur = bucket[okey(d.metadata.namespace, name)]
-  local top, old = 0, {}
-  for _, rs in pairs(bucket) do
-    if owned_by(rs, d) then
-      top = math.max(top, revision(rs))
-      if rs.metadata.name ~= name then old[#old + 1] = rs end
-    end
-  end
-  for _, rs in ipairs(old) do
-    if validate.get(rs, "spec", "replicas") ~= 0 then
-      local new = shallow(rs)
-      new.metadata, new.spec = shallow(rs.metadata), shallow(rs.spec)
-      new.spec.replicas = 0
-      new.metadata.generation = (rs.metadata.generation or 1) + 1
-      new.status = { observedGeneration = new.metadata.generation,
-                     replicas = 0 }
-      self:_put(info, new)
-    end
-  end
-  local want = ctl.replicaset(d, cur and revision(cur) == top and top
-                                   or top + 1)
-  if cur and equal(cur.spec, want.spec) and equal(cur.status, want.status)
-      and equal(cur.metadata.annotations, want.metadata.annotations) then
-    return cur.metadata.uid
-  end
-  local md = want.metadata
-  md.uid = cur and cur.metadata.uid or self:_next_uid()
-  md.creationTimestamp = cur and cur.metadata.creationTimestamp
-    or self.clock:timestamp()
-  md.generation = cur and ((cur.metadata.generation or 1)
-    + (equal(cur.spec, want.spec) and 0 or 1)) or 1
-  want.status.observedGeneration = md.generation
-  self:_seed_owner(info, want)
-  self:_put(info, want)
-  local limit = validate.get(d, "spec", "revisionHistoryLimit")
-  limit = type(limit) == "number" and limit or 10
-  table.sort(old, function(a, b) return revision(a) < revision(b) end)
-  for i = 1, #old - limit do self:_remove(info, old[i]) end
-  return md.uid
-end
-
--- Does the fixture have Pods of this workload (its owner's, or matching
--- its selector's labels)?
-function Cluster:_has_pods(w)
-  local sel = validate.get(w, "spec", "selector", "matchLabels")
-  for _, p in pairs(self.store["/Pod"] or {}) do
-    if owned_by(p, w) then return true end
-    if type(sel) == "table" and next(sel) ~= nil
-        and p.metadata.namespace == w.metadata.namespace then
-      local labels, all = p.metadata.labels or {}, true
-      for k, v in pairs(sel) do
-        if labels[k] ~= v then all = false break end
-      end
-      if all then return true end
-    end
-  end
-  return false
-end
-
--- Keep a workload's Pods as its controller would (uphook.backend.mock.controllers
--- pods): made, replaced and removed with the rollout, owned by
--- kube-controller-manager.
-function Cluster:_sync_pods(w)
-  if self.seeding or not ctl.POD_OWNERS[w.kind]
-      or w.apiVersion ~= "apps/v1" then
-    return
-  end
-  local info = kinds.builtin.Pod
-  local want = {}
-  local rs_uid = w.kind == "Deployment" and self:_sync_replicasets(w) or nil
-  for _, p in ipairs(ctl.pods(w, self:_nodes(), self.this_node_name,
-                              rs_uid)) do
-    want[p.metadata.name] = p
-  end
-  local bucket = self:_bucket(info)
-  local ns = w.metadata.namespace
-  for _, p in pairs(bucket) do
-    if owned_by(p, w) and not want[p.metadata.name] then
-      self:_remove(info, p)
-    end
-  end
-  for name, p in pairs(want) do
-    local cur = bucket[okey(ns, name)]
-    if not (cur and equal(cur.status, p.status)
-            and equal(cur.spec, p.spec)) then
-      local md = p.metadata
-      md.uid = cur and cur.metadata.uid or self:_next_uid()
-      md.creationTimestamp = cur and cur.metadata.creationTimestamp
-        or self.clock:timestamp()
-      self:_seed_owner(info, p)
-      self:_put(info, p)
-    end
-  end
-end
-
--- Remove the Pods (and a Deployment's ReplicaSets) of a deleted workload
--- (the garbage collector, at once).
-function Cluster:_drop_pods(w)
-  if not ctl.POD_OWNERS[w.kind] then return end
-  local info = kinds.builtin.Pod
-  for _, p in pairs(self:_bucket(info)) do
-    if owned_by(p, w) then self:_remove(info, p) end
-  end
-  if w.kind == "Deployment" then
-    info = kinds.builtin.ReplicaSet
-    for _, rs in pairs(self:_bucket(info)) do
-      if owned_by(rs, w) then self:_remove(info, rs) end
-    end
-  end
-end
-
--- The stored Node objects (the controllers only read them).
-function Cluster:_nodes()
-  local out = {}
-  for _, n in pairs(self.store["/Node"] or {}) do out[#out + 1] = n end
-  return out
-end
-
--- DaemonSets follow the nodes: their number, readiness, labels and taints;
--- Deployments and StatefulSets whether any Ready node takes their pods.
-function Cluster:_nodes_changed()
-  local nodes = self:_nodes()
-  for _, kind in ipairs({ "Deployment", "StatefulSet" }) do
-    local info = kinds.builtin[kind]
-    for k, w in pairs(self.store["apps/" .. kind] or {}) do
-      local s = w.status
-      if type(s) == "table" and ctl.observed(w)
-          and not self.stalls["apps/" .. kind .. "/" .. k] then
-        local want = ctl[kind](w, self.clock:timestamp(), false, nodes)
-        if want.availableReplicas ~= s.availableReplicas
-            or want.readyReplicas ~= s.readyReplicas
-            or want.replicas ~= s.replicas then
-          self:_sync_pods(self:_set_status(info, w, want))
-        end
-      end
-    end
-  end
-  local info = kinds.builtin.DaemonSet
-  for k, ds in pairs(self.store["apps/DaemonSet"] or {}) do
-    local s = ds.status
-    if type(s) == "table" and not self.stalls["apps/DaemonSet/" .. k] then
-      local want = ctl.DaemonSet(ds, nil, false, nodes)
-      if want.desiredNumberScheduled ~= s.desiredNumberScheduled
-          or want.numberAvailable ~= s.numberAvailable
-          or want.numberReady ~= s.numberReady then
-        self:_sync_pods(self:_set_status(info, ds, want))
-      end
-    end
-  end
 end
 
 --- Field ownership -------------------------------------------------------
@@ -1086,43 +855,6 @@ function Cluster:restart(service)
   return true
 end
 
---- Nodes (docs/internals.md, the backend's node methods) -------------------
-
-local Nodes = {}
-
----Cluster-agent configure requests, answered in order by each node's
----mock agent (uphook.backend.mock.agent).
----@param reqs {node: string, address: string, body: table}[]
----@return table[] results
-function Nodes:agent_configure(reqs)
-  return self.agents:configure(reqs, self:list("v1/Node"))
-end
-
----A node's running kubelet configuration (its configz).
----@param name string
----@return table|nil kubeletconfig, table|nil err
-function Nodes:kubelet_config(name)
-  if not self:get("v1/Node", name) then
-    return nil, errors.not_found(kinds.builtin.Node, name)
-  end
-  return self.agents:kubelet_config(name)
-end
-
----After this node's kubelite restart: the mock API server answers at once.
----@return boolean
-function Nodes:api_ready()
-  return true
-end
-
----Give the cluster its nodes' files, kubelets and agents: from now on it
----has the backend's node methods (a mock without them, as `list` and
----`doctor` use without a state dir, reads no node).
----@param agents MockAgents
-function Cluster:attach_nodes(agents)
-  self.agents = agents
-  for k, f in pairs(Nodes) do self[k] = f end
-end
-
 --- Test helpers ----------------------------------------------------------
 
 ---Every object, sorted by group/kind, namespace, name (deep copies).
@@ -1163,89 +895,11 @@ function Cluster:restore(snap)
   self:_refresh_custom()
 end
 
--- "apps/Deployment/ns/name"
-function Cluster:_stall_key(kind, name, namespace)
-  local info = self:_resolve(kind)
-  return gk(info) .. "/" .. okey(norm_ns(info, namespace), name), info
-end
-
----Stall the rollouts of a workload: after a change its status stays
----behind (updated replicas short, observedGeneration caught up). With
----`seconds`, each stalled rollout finishes that many mock seconds later.
----@param kind string
----@param name string
----@param namespace? string
----@param seconds? number
-function Cluster:stall(kind, name, namespace, seconds)
-  local key = self:_stall_key(kind, name, namespace)
-  self.stalls[key] = { seconds = seconds }
-end
-
----Lift a stall and finish a pending rollout now.
----@param kind string
----@param name string
----@param namespace? string
-function Cluster:unstall(kind, name, namespace)
-  local key, info = self:_stall_key(kind, name, namespace)
-  self.stalls[key] = nil
-  local obj = self:_lookup(info, name, norm_ns(info, namespace))
-  if obj and ctl.ROLLOUT[info.kind] then self:_complete(info, obj) end
-end
-
-local function node_info(n)
-  local labels = type(n.metadata.labels) == "table" and n.metadata.labels
-                 or {}
-  local roles = {}
-  for k in pairs(labels) do
-    local r = k:match("^node%-role%.kubernetes%.io/(.+)$")
-    if r then roles[#roles + 1] = r end
-  end
-  table.sort(roles)
-  local st = type(n.status) == "table" and n.status or {}
-  local ni = type(st.nodeInfo) == "table" and st.nodeInfo or {}
-  local addrs = {}
-  for _, a in ipairs(type(st.addresses) == "table" and st.addresses or {}) do
-    if type(a) == "table" and a.address then
-      addrs[#addrs + 1] = { type = a.type, address = a.address }
-    end
-  end
-  return { name = n.metadata.name, ready = ctl.condition_true(n, "Ready"),
-    roles = roles,
-    arch = ni.architecture or labels["kubernetes.io/arch"],
-    os = ni.operatingSystem or labels["kubernetes.io/os"],
-    kubelet_version = ni.kubeletVersion, labels = copy(labels),
-    addresses = addrs,
-    unschedulable = validate.get(n, "spec", "unschedulable") == true }
-end
-
----Nodes in the shape of docs/contract.md §4 nodes.list(), sorted by name.
----@return table[]
----Is this kind namespaced? nil when the cluster does not know it.
----@param apiVersion string|nil
----@param kind string
----@return boolean|nil
 function Cluster:namespaced(apiVersion, kind)
   local ok, info = pcall(self._resolve, self,
     apiVersion and (apiVersion .. "/" .. kind) or kind)
   if not ok then return nil end
   return info.namespaced and true or false
-end
-
-function Cluster:nodes()
-  local out = {}
-  for i, n in ipairs(self:list("Node")) do out[i] = node_info(n) end
-  return out
-end
-
----The node uphook runs on: opts.this_node, else the first by name.
----@return table|nil
-function Cluster:this_node()
-  for _, n in ipairs(self:nodes()) do
-    if not self.this_node_name or n.name == self.this_node_name then
-      return n
-    end
-  end
-  return nil
 end
 
 M.Cluster = Cluster

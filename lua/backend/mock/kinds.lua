@@ -212,4 +212,28 @@ function M.serves(info, version)
   return info.version == version
 end
 
+---The store's key of a kind ("apps/Deployment") and of an object in it
+---(namespace NUL name): lua/backend/mock/cluster.lua's and
+---lua/backend/mock/reconcile.lua's one way to find an object.
+---@param info table a kind's info
+---@return string
+function M.gk(info) return info.group .. "/" .. info.kind end
+
+---("\0" sorts before every name character: namespace order first.)
+---@param ns string|nil
+---@param name string
+---@return string
+function M.okey(ns, name) return (ns or "") .. "\0" .. name end
+
+---The namespace an object of `info`'s kind lives in: nil for a cluster-
+---scoped kind, "default" where a namespaced one names none.
+---@param info table a kind's info
+---@param ns string|nil
+---@return string|nil
+function M.norm_ns(info, ns)
+  if not info.namespaced then return nil end
+  if ns == nil or ns == "" then return "default" end
+  return ns
+end
+
 return M
