@@ -16,7 +16,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "docs", "reference.md")
-STDLIB = ["semver", "migrate", "manifest", "retry", "ip"]
+STDLIB = ["semver", "migrate", "manifest", "retry", "ip", "values"]
 # where a stdlib module's annotated source lives when stdlib/ re-exports
 # an engine module
 STDLIB_SRC = {"semver": os.path.join("lua", "core", "semver.lua"),

@@ -21,7 +21,7 @@
 --- Changed on the way in: `load` compiles text only (binary chunks are
 --- refused) and takes no `mode`; `setmetatable` refuses `__gc`;
 --- `collectgarbage` answers only `"count"`; `require` loads the
---- standard library (`semver`, `migrate`, `manifest`, `retry`, `ip`) and the
+--- standard library (`semver`, `migrate`, `manifest`, `retry`, `ip`, `values`) and the
 --- `.lua` files of the addon's own folder; `string.rep` of empty strings
 --- returns at once. Gone: `print` (use `log.info`), `dofile`,
 --- `loadfile`, `string.dump`, `io`, `os`, `debug`,
