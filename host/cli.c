@@ -148,6 +148,8 @@ static const struct option {
     "wait for the addon lock (default 10)" },
   { "--ca-file", 0, K_STR, OFF(ca_file), "FILE", CMD_HOOKS, 0, 0,
     "CA bundle for downloads" },
+  { "--helm", 0, K_STR, OFF(helm), "PATH", CMD_HOOKS | CMD_TEST, 0, 0,
+    "Helm (default $SNAP/bin/helm, else on PATH)" },
   { "--plan-fetch", 0, K_FLAG, OFF(plan_fetch), NULL, CMD_PLAN, 0, 0,
     "check with HEAD that every download answers" },
   { "--full", 0, K_FLAG, OFF(full), NULL, CMD_PLAN, 0, 0,

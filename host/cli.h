@@ -10,7 +10,7 @@ struct uh_cli {
   const char *addons[UH_CLI_MAX_ADDONS];
   int naddons;
   const char *kubeconfig, *offline, *state_dir, *output, *junit, *filter;
-  const char *ca_file;
+  const char *ca_file, *helm;
   double timeout, lock_wait;
   long memory_limit;           /* MiB */
   long state_quota;            /* MiB (issue 15: what state: may hold) */

@@ -88,6 +88,7 @@ static void push_options(lua_State *L, const struct uh_cli *c,
   setstr(L, "junit", c->junit);
   setstr(L, "filter", c->filter);
   setstr(L, "ca_file", c->ca_file);
+  setstr(L, "helm", c->helm);
   setstr(L, "snap_data", env_or("SNAP_DATA", "/var/snap/microk8s/current"));
   setstr(L, "snap_common", env_or("SNAP_COMMON",
                                   "/var/snap/microk8s/common"));

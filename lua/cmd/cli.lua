@@ -229,7 +229,7 @@ local function upgrade(o, c, report)
     reset_params = o.reset_params,
     backend = backend, net = net, roots = L.roots, c = c,
     journal_path = L.journal_path, cache_dir = L.cache_dir,
-    ca_file = o.ca_file, plan_fetch = o.plan_fetch,
+    ca_file = o.ca_file, plan_fetch = o.plan_fetch, helm_path = o.helm,
     hostname = host, report = report,
     -- where nodes.resolv_conf reads this node's resolv.conf files: the
     -- offline world's, or (test-only) UPHOOK_TEST_HOST_ROOT's

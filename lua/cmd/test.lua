@@ -375,6 +375,7 @@ function M.main(o, c)
     end
   end
   local jobs = o.jobs or c.sys.nproc()
+  testenv.helm_path = o.helm   -- --helm: what the helm.* cases render with
   -- the project's own engine tests (tests/lua) run unconfined, with the
   -- engine's modules: an environment variable an addon repository cannot
   -- set for the user who runs its tests

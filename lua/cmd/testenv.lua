@@ -338,6 +338,7 @@ local function run_hook(env, command, args)
     backend = backend, net = env.net, roots = env.roots, c = c,
     journal_path = env.journal_path, cache_dir = env.cache_dir,
     plan_fetch = env.o.plan_fetch, hostname = env.hostname, report = report,
+    helm_path = M.helm_path,
     timeout = env.o.timeout or 60, record_calls = true,
     state_quota = env.o.state_quota, host_root = env.host_root,
     memory_limit = (env.o.memory_limit or 256) << 20,

@@ -3,7 +3,7 @@
 --- engine, both backends and the test harness share.
 local M = {}
 
-local NAMES = { "agent", "argsfile", "broker", "cli", "fs", "hash", "http",
+local NAMES = { "agent", "argsfile", "broker", "cli", "fs", "hash", "helm", "http",
   "journal", "json", "kube", "sys", "yaml" }
 
 local loaded

@@ -49,6 +49,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field journal_path? string the journal file of this addon
 ---@field cache_dir? string where verified downloads are kept by sha256
 ---@field ca_file? string the CA bundle for downloads
+---@field helm_path? string `--helm PATH`: the Helm that renders charts (lua/engine/helm/render.lua)
 ---@field hostname? string this node's name, for nodes.this and the Lease
 ---@field report table the output (lua/cmd/report.lua)
 ---@field clock_wall? fun(): number wall-clock seconds (mocked under test)
@@ -121,6 +122,7 @@ end
 ---@field journal_path? string
 ---@field cache_dir? string
 ---@field ca_file? string
+---@field helm_path? string `--helm PATH`
 ---@field hostname? string
 ---@field report table
 ---@field clock_wall? fun(): number
@@ -145,7 +147,8 @@ function M.new(o)
     backend = o.backend, net = o.net, roots = o.roots or {}, c = c,
     null = c.yaml and c.yaml.null,
     journal_path = o.journal_path, cache_dir = o.cache_dir,
-    ca_file = o.ca_file, hostname = o.hostname, report = o.report,
+    ca_file = o.ca_file, helm_path = o.helm_path, hostname = o.hostname,
+    report = o.report,
     state_quota = o.state_quota, bases = o.bases,
     clock_wall = o.clock_wall, pid = o.pid, crash_after = o.crash_after,
     phase = o.phase or "load", perms = o.perms or {}, confirm = o.confirm,

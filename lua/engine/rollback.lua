@@ -200,7 +200,7 @@ local function restore_kube(b, gvk, r, want, mf)
                          cur.metadata.resourceVersion)
     what = what or "restored "
   end
-  return what
+  return what, cur
 end
 
 --- `stored` cut down to the fields `applied` has: what uphook owns of
@@ -229,6 +229,12 @@ local function holds(cur, want, null, path)
   return true
 end
 
+--- The uids of objects this undo created again (an object the run made,
+--- then deleted: a chart hook's Job under hook-succeeded), old -> new:
+--- undoing the earlier record of the same object finds it under its new
+--- uid and it is still uphook's (tests/lua/helm_test.lua).
+local remade = {}
+
 --- Is the object still the one uphook made? Its uid (when the journal
 --- knows it) and the fields uphook applied, with their values. A record
 --- of journal version 1 knows neither: the check is then the prior's uid.
@@ -236,6 +242,7 @@ local function still_ours(run, rec, cur)
   local md = cur.metadata or {}
   local uid = rec.made and rec.made.uid
     or (rec.prior and rec.prior.metadata and rec.prior.metadata.uid)
+  uid = remade[uid] or uid
   if uid and md.uid ~= uid then
     left_alone("it was deleted and created again since (uid " .. tostring(md.uid)
       .. ", uphook's was " .. tostring(uid) .. ")")
@@ -285,8 +292,14 @@ local function undo_kube(run, rec)
   local want = clean(rec.prior)
   local mf = rec.prior.metadata and rec.prior.metadata.managedFields
   for try = 1, CONFLICT_TRIES do
-    local ok, what = pcall(restore_kube, b, gvk, r, want, mf)
-    if ok then return what end
+    local ok, what, cur = pcall(restore_kube, b, gvk, r, want, mf)
+    if ok then
+      local old = rec.prior.metadata and rec.prior.metadata.uid
+      if rec.deleted and old and cur and cur.metadata then
+        remade[old] = cur.metadata.uid
+      end
+      return what
+    end
     if not conflict(what) or try == CONFLICT_TRIES then error(what, 0) end
   end
 end
@@ -373,6 +386,7 @@ function M.undo(run, records)
   local problems, restored = {}, {}
   local here, remote, seen, restored_on = {}, {}, {}, {}
   pair_made(records)
+  remade = {}
   for i = #records, 1, -1 do
     local rec = records[i]
     local ok, what = pcall(function()

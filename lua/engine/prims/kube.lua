@@ -162,6 +162,8 @@ local function delete_object(run, prior, allow_data_loss, verb, reason)
   return key
 end
 
+M.delete_object = delete_object   -- helm.upgrade's prune and hooks
+
 function H.kube_delete(run, kind, name, namespace, opts)
   check_ref(kind, name, namespace, "delete")
   opts = checkopts(opts, { allow_data_loss = true }, 4, "delete")

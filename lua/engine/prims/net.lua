@@ -130,6 +130,8 @@ local function cache_file(run, token)
   return run.cache_dir .. "/sha256/" .. sum, sum
 end
 
+M.cache_file = cache_file   -- helm.upgrade's chart from net.download
+
 ---hash.file of a root:path or a download's token.
 ---@param run uphook.Run
 ---@param path string

@@ -1,0 +1,180 @@
+--- uphook.engine.helm.record: a Helm release record in Helm's own Secret
+--- storage (docs/reference.md "helm"; docs/guide.md "Helm addons"), read
+--- and written so that Helm 3 and Helm 4 keep managing the release.
+---
+--- Helm's Secret driver (helm/helm pkg/storage/driver/secrets.go and
+--- util.go, the same in v3.17.2 and v4): one Secret per revision, named
+--- `sh.helm.release.v1.<release>.v<revision>`, of type
+--- `helm.sh/release.v1`, labelled name=<release>, owner=helm,
+--- status=<status>, version=<revision> (and createdAt/modifiedAt, Unix
+--- seconds), whose `data.release` is base64 of gzip of the release as
+--- JSON (pkg/release/v1/release.go): name, namespace, version, info
+--- {first_deployed, last_deployed, description, status, notes}, chart
+--- {metadata, lock, templates, values, schema, files} (file data as
+--- base64, Go's []byte), config (the user's values), manifest, hooks.
+--- The Secret's own data is base64 again on the wire (`kubectl get -o
+--- yaml` shows base64 of base64). Helm 4 adds `apply_method` ("ssa"
+--- after a server-side apply); Helm 3 ignores fields it does not know.
+local M = {}
+
+M.PREFIX = "sh.helm.release.v1."
+M.TYPE = "helm.sh/release.v1"
+M.MAX_REVISIONS = 10           -- Helm's default --history-max
+M.MAX_SECRET = 1 << 20         -- the API server's limit on a Secret
+M.MAX_JSON = 64 << 20          -- what a record may inflate to
+
+-- the statuses of a revision still under way (or stopped there)
+M.PENDING = { ["pending-install"] = true, ["pending-upgrade"] = true,
+  ["pending-rollback"] = true, failed = true }
+
+---The Secret name of one revision.
+---@param name string the release
+---@param revision integer
+---@return string
+function M.secret_name(name, revision)
+  return M.PREFIX .. name .. ".v" .. revision
+end
+
+---A release name as Helm takes it (helm/helm pkg/chartutil ValidateReleaseName:
+---a DNS-1123 label of at most 53 characters).
+---@param name any
+---@return boolean
+function M.valid_name(name)
+  return type(name) == "string" and #name >= 1 and #name <= 53
+    and name:match("^[a-z0-9][-a-z0-9]*$") ~= nil
+    and name:sub(-1) ~= "-"
+end
+
+---The release in a Secret's data.release: on the wire base64 of the
+---record text, which is Helm's base64 of gzip of JSON (an old record
+---without gzip is read too, as Helm does).
+---@param c table the C families (c.helm, c.json)
+---@param data string the Secret's `data.release` as the API serves it
+---@return table|nil rel, string|nil err
+function M.decode(c, data)
+  if type(data) ~= "string" then return nil, "no data.release" end
+  local text, err = c.helm.b64decode(data)     -- the Secret's base64
+  if not text then return nil, err end
+  local raw
+  raw, err = c.helm.b64decode(text)            -- Helm's own base64
+  if not raw then return nil, err end
+  if raw:sub(1, 3) == "\31\139\8" then
+    raw, err = c.helm.gunzip(raw, M.MAX_JSON)
+    if not raw then return nil, err end
+  end
+  local ok, rel = pcall(c.json.decode, raw)
+  if not ok or type(rel) ~= "table" then
+    return nil, "not a release record: " .. tostring(rel)
+  end
+  return rel
+end
+
+---The Secret's data.release of a release (as the API takes it: base64 of
+---Helm's base64 of gzip of JSON).
+---@param c table
+---@param rel table
+---@return string
+function M.encode(c, rel)
+  return c.helm.b64encode(c.helm.b64encode(c.helm.gzip(c.json.encode(rel),
+    9)))
+end
+
+---The Secret that holds revision `rel.version` of a release.
+---@param c table
+---@param rel table the release record
+---@param now integer Unix seconds (createdAt)
+---@return table secret
+function M.secret(c, rel, now)
+  return { apiVersion = "v1", kind = "Secret", type = M.TYPE,
+    metadata = { name = M.secret_name(rel.name, rel.version),
+      namespace = rel.namespace,
+      labels = { name = rel.name, owner = "helm",
+        status = rel.info.status, version = tostring(rel.version),
+        createdAt = tostring(math.floor(now)) } },
+    data = { release = M.encode(c, rel) } }
+end
+
+---Helm's time format (Go's time.Time in JSON: RFC 3339, UTC here).
+---@param t number Unix seconds
+---@return string
+function M.time(t)
+  return os.date("!%Y-%m-%dT%H:%M:%SZ", math.floor(t))
+end
+
+local function revision_of(s)
+  local v = tonumber(((s.metadata or {}).labels or {}).version or "")
+  if not v then
+    v = tonumber((s.metadata.name or ""):match("%.v(%d+)$") or "")
+  end
+  return v
+end
+
+---Every revision of a release: {revision=, status=, secret=} sorted by
+---revision, read by the labels Helm queries (owner=helm, name=<name>).
+---@param backend table
+---@param name string
+---@param namespace string
+---@return table[]
+function M.revisions(backend, name, namespace)
+  local out = {}
+  for _, s in ipairs(backend:list("v1/Secret", { namespace = namespace,
+      labels = { owner = "helm", name = name } })) do
+    local v = revision_of(s)
+    if v and s.type == M.TYPE then
+      out[#out + 1] = { revision = v, secret = s,
+        status = s.metadata.labels.status }
+    end
+  end
+  table.sort(out, function(a, b) return a.revision < b.revision end)
+  return out
+end
+
+---Does the release exist in Helm's ConfigMap driver (HELM_DRIVER=configmap)?
+---@param backend table
+---@param name string
+---@param namespace string
+---@return boolean
+function M.in_configmaps(backend, name, namespace)
+  local ok, l = pcall(backend.list, backend, "v1/ConfigMap",
+    { namespace = namespace, labels = { owner = "helm", name = name } })
+  return ok and #l > 0
+end
+
+---The release as a hook sees it: the highest deployed revision, and the
+---newest one above it that is pending or failed. nil when there is none.
+---`current`: the decoded record of that revision; `pending_rec` its
+---pending one's.
+---@param c table the C families
+---@param revs table[] M.revisions'
+---@param name string
+---@return table|nil release, table|nil current, table|nil pending
+function M.find(c, revs, name)
+  local deployed, pending
+  for _, r in ipairs(revs) do
+    if r.status == "deployed" then deployed = r end
+  end
+  for _, r in ipairs(revs) do
+    if M.PENDING[r.status] and (not deployed or r.revision >
+        deployed.revision) then
+      pending = r
+    end
+  end
+  local base = deployed or pending
+  if not base then return nil end
+  local rec, err = M.decode(c, base.secret.data and base.secret.data.release)
+  if not rec then
+    error(string.format("helm release %s: revision %d cannot be read: %s",
+      name, base.revision, err), 0)
+  end
+  local md = (rec.chart or {}).metadata or {}
+  local out = { name = rec.name or name, namespace = rec.namespace,
+    revision = base.revision, status = base.status,
+    chart = { name = md.name, version = md.version,
+      app_version = md.appVersion } }
+  if pending and pending ~= base then
+    out.pending = { revision = pending.revision, status = pending.status }
+  end
+  return out, rec, pending
+end
+
+return M

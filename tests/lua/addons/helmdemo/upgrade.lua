@@ -1,0 +1,33 @@
+--- A probe for tests/lua/helm_test.lua: the release "demo" in "apps" of
+--- the tiny chart in charts/ (chart-src/ holds its source), installed or
+--- upgraded with helm.upgrade; --chart picks the packaged chart,
+--- --greeting sets a value over what the release has.
+local values = require "values"
+
+return {
+  version = "0.2.0", from = ">=0.0.0 <0.2.0",
+  description = "helm.upgrade probe",
+  permissions = { "kube:apps", "kube:cluster" },
+  params = { chart = { default = "charts/demo-0.2.0.tgz" },
+             greeting = { default = "" },
+             case = { default = "upgrade" } },
+  detect = function()
+    local r = helm.release("demo", "apps")
+    return r and r.chart.version or "0.0.0"
+  end,
+  upgrade = function(ctx)
+    local rel = helm.release("demo", "apps")
+    if ctx.params.case == "render" then
+      local objs = helm.render { release = "demo", namespace = "apps",
+        chart = ctx.params.chart, values = rel and rel.values or {} }
+      for _, o in ipairs(objs) do log.info("rendered %s %s", o.kind, o.metadata.name) end
+      return
+    end
+    local v = values.merge({}, rel and rel.values or {})
+    if ctx.params.greeting ~= "" then v.greeting = ctx.params.greeting end
+    local out = helm.upgrade { release = "demo", namespace = "apps",
+      chart = ctx.params.chart, values = v, install = true }
+    log.info("release %s %s revision %d %s", out.name, out.chart.version,
+      out.revision, out.status)
+  end,
+}
