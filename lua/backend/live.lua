@@ -376,7 +376,8 @@ end
 -- The PATCH of a server-side apply: its path (with the query) and body.
 function Live:_apply_request(obj, opts)
   local info, md, ns = self:_body(obj, "apply")
-  local q = "?fieldManager=" .. kinds.FIELD_MANAGER .. "&force=true"
+  local q = "?fieldManager=" .. (opts and opts.manager or kinds.FIELD_MANAGER)
+    .. "&force=true"
     .. (opts and opts.dry_run and "&dryRun=All" or "")
   return info, path_of(info, ns, md.name), q, self:_encode(obj)
 end
@@ -399,7 +400,7 @@ end
 ---or unchanged (under dry_run: what the server would store; with
 ---managed_fields, what it would store after set_managed_fields).
 ---@param obj table
----@param opts table|nil {dry_run=, prior=, managed_fields=}
+---@param opts table|nil {dry_run=, prior=, managed_fields=, manager=} (manager: the field manager, default uphook)
 ---@return table stored
 ---@return string action
 function Live:apply(obj, opts)

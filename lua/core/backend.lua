@@ -14,10 +14,13 @@
 ---@field managed_fields? table[] under dry_run: the result as if the
 ---  object's managedFields were these (the plan of the client-side apply
 ---  upgrade, docs/internals.md "Field ownership")
+---@field manager? string the field manager (default uphook; helm.upgrade
+---  applies a release's objects as Helm's, `helm`)
 
 ---@class uphook.Backend
 ---@field name string "mock" | "live"
----Server-side apply (field manager uphook, conflicts forced); the stored
+---Server-side apply (field manager uphook unless opts.manager, conflicts
+---forced); the stored
 ---object and "created" | "configured" | "unchanged".
 ---@field apply fun(self: uphook.Backend, obj: table, opts?: uphook.ApplyOptions): table, string
 ---Optional (live): several applies at once, at most 4 requests in flight

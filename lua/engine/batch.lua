@@ -262,7 +262,7 @@ end
 
 -- The request of each item: a server dry run under plan; else, after the
 -- batch's priors are journaled, the client-side apply upgrade first.
-local function apply_requests(run, items)
+local function apply_requests(run, items, manager)
   local send = {}
   if not run.plan then
     local recs = {}
@@ -281,9 +281,9 @@ local function apply_requests(run, items)
   for _, it in ipairs(items) do
     if run.plan and not it.planned then
       it.opts = { dry_run = true, prior = it.prior or false,
-        managed_fields = it.upgraded }
+        managed_fields = it.upgraded, manager = manager }
     elseif not run.plan then
-      it.opts = { prior = it.current or false }
+      it.opts = { prior = it.current or false, manager = manager }
     end
     if it.opts then send[#send + 1] = it end
   end
@@ -297,7 +297,7 @@ end
 -- (sent in parallel, objects after it may have changed too).
 ---@param run uphook.Run
 ---@param objs table[] the objects of one batch (M.split)
----@param opts {namespace?: string} kube.apply's options, checked
+---@param opts {namespace?: string, manager?: string} kube.apply's options, checked; manager: the field manager when not uphook (helm.upgrade applies as Helm's, docs/guide.md "Helm addons")
 ---@param reader table M.reader's, for the priors
 ---@param results table[] each applied object's {kind, name, namespace, action} is added
 function M.apply_batch(run, objs, opts, reader, results)
@@ -305,7 +305,7 @@ function M.apply_batch(run, objs, opts, reader, results)
   for i, obj in ipairs(objs) do
     items[i] = apply_item(run, obj, opts, reader, pending)
   end
-  local send = apply_requests(run, items)
+  local send = apply_requests(run, items, opts.manager)
   local answers = #send > 0 and M.send(run.backend, send) or {}
   for i, it in ipairs(send) do it.answer = answers[i] end
   local made, failed = {}, nil

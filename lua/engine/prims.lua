@@ -18,7 +18,8 @@ local M = {}
 local H = {}   -- handlers by primitive name: "kube_apply", ...
 for _, family in ipairs { kube, require "uphook.engine.prims.nodes",
     require "uphook.engine.prims.config", require "uphook.engine.prims.net",
-    (require "uphook.engine.prims.addon") } do
+    require "uphook.engine.prims.addon",
+    (require "uphook.engine.prims.helm") } do
   for name, h in pairs(family.handlers) do H[name] = h end
 end
 

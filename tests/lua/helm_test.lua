@@ -64,6 +64,12 @@ case("install: every object, the revision 1 Secret in Helm's format", function()
   t.eq(cm.metadata.annotations["meta.helm.sh/release-name"], "demo")
   t.eq(cm.metadata.annotations["meta.helm.sh/release-namespace"], "apps")
   t.ok(e:get("apps/v1/Deployment", "demo", "apps"))
+  local managers = {}
+  for _, m in ipairs(cm.metadata.managedFields) do
+    managers[#managers + 1] = m.manager .. " " .. m.operation
+  end
+  t.eq(managers, { "helm Apply" }, "Helm's field manager: helm upgrade "
+    .. "(Helm 4, server-side) finds the fields its own")
   local rec, s = rec_of(e, 1)
   t.eq(s.type, "helm.sh/release.v1")
   t.eq(s.metadata.labels.owner, "helm")
@@ -144,4 +150,67 @@ case("helm.render lists the objects and changes nothing", function()
   t.ok(log_has(r, "rendered Job demo%-migrate"))
   t.eq(e:list("ConfigMap", { namespace = "apps" }), {})
   t.eq(e:list("Secret", { namespace = "apps" }), {})
+end)
+
+t.case("a release Helm stored in ConfigMaps stops with exit 4", function()
+  local e = env()
+  e:apply { apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = record.secret_name("demo", 1), namespace = "apps",
+      labels = { owner = "helm", name = "demo", status = "deployed",
+                 version = "1" } },
+    data = { release = "H4sI" } }
+  local r = e:upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, "helm release demo in apps is stored in ConfigMaps "
+    .. "%(HELM_DRIVER=configmap%); uphook supports the Secret driver only")
+end)
+
+-- A revision Secret as Helm writes it, from a record.
+local function seed_revision(e, rec, rev, status)
+  local r = require("uphook.core.tables").copy(rec)
+  r.version, r.info.status = rev, status
+  e:apply(record.secret(C, r, 1.7e9), { manager = "helm" })
+end
+
+case("a release left pending-upgrade by Helm: shown, then superseded", function()
+  local e = env()
+  install1(e)
+  seed_revision(e, rec_of(e, 1), 2, "pending-upgrade")
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.ok(log_has(r, "pending revision 2 pending%-upgrade"), table.concat(r.log, "\n"))
+  t.ok(log_has(r, "release demo 0.2.0 revision 3 deployed"))
+  t.eq(rec_of(e, 1).info.status, "superseded")
+  t.eq(rec_of(e, 2).info.status, "superseded")
+  t.eq(select(2, rec_of(e, 2)).metadata.labels.status, "superseded")
+  t.eq(rec_of(e, 3).info.status, "deployed")
+end)
+
+case("Helm's history of 10: the oldest revision goes", function()
+  local e = env()
+  install1(e)
+  local rec = rec_of(e, 1)
+  seed_revision(e, rec, 1, "superseded")
+  for rev = 2, 10 do
+    seed_revision(e, rec, rev, rev == 10 and "deployed" or "superseded")
+  end
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  t.ok(log_has(r, "revision 11 deployed"))
+  t.eq(rec_of(e, 1), nil)
+  t.eq(rec_of(e, 2).info.status, "superseded")
+  t.eq(rec_of(e, 10).info.status, "superseded")
+  t.eq(#e:list("Secret", { namespace = "apps",
+    labels = { owner = "helm", name = "demo" } }), 10)
+end)
+
+case("a release over 1 MiB is refused before any change", function()
+  local e = env()
+  install1(e)
+  local before = e:snapshot()
+  local r = e:upgrade { "--big", "1200000" }
+  t.eq(r.code, 4, r.error)
+  t.match(r.error, "helm release demo revision 2 would take %d+ bytes, "
+    .. "more than the 1048576 a Secret holds: nothing was changed")
+  t.eq(e:snapshot(), before)
 end)

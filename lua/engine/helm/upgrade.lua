@@ -27,6 +27,12 @@ local M = {}
 M.CONFIGMAP = "stored in ConfigMaps (HELM_DRIVER=configmap); uphook "
   .. "supports the Secret driver only"
 
+-- The field manager of a release's objects: Helm's own (Helm 4 applies
+-- server-side as the base name of its command, `helm`, without forcing
+-- conflicts: helm/helm pkg/kube/client.go getManagedFieldsManager), so
+-- that a later `helm upgrade` finds the fields its own.
+M.MANAGER = "helm"
+
 -- Helm's ownership marks (helm/helm pkg/action/validate.go): what lets
 -- `helm upgrade` take an object as the release's own.
 local MANAGED_BY, REL_NAME, REL_NS = "app.kubernetes.io/managed-by",
@@ -121,7 +127,7 @@ local function apply(run, items, ns)
   local list = {}
   for i, it in ipairs(items) do list[i] = it.obj end
   if #list == 0 then return end
-  local opts = { namespace = ns }
+  local opts = { namespace = ns, manager = M.MANAGER }
   local reader = batch.reader(run.backend, list, ns)
   for _, b in ipairs(batch.split(list)) do
     batch.apply_batch(run, b, opts, reader, {})

@@ -10,6 +10,7 @@ return {
   permissions = { "kube:apps", "kube:cluster" },
   params = { chart = { default = "charts/demo-0.2.0.tgz" },
              greeting = { default = "" },
+             big = { default = "0" },
              case = { default = "upgrade" } },
   detect = function()
     local r = helm.release("demo", "apps")
@@ -17,6 +18,9 @@ return {
   end,
   upgrade = function(ctx)
     local rel = helm.release("demo", "apps")
+    if rel and rel.pending then
+      log.info("pending revision %d %s", rel.pending.revision, rel.pending.status)
+    end
     if ctx.params.case == "render" then
       local objs = helm.render { release = "demo", namespace = "apps",
         chart = ctx.params.chart, values = rel and rel.values or {} }
@@ -25,6 +29,15 @@ return {
     end
     local v = values.merge({}, rel and rel.values or {})
     if ctx.params.greeting ~= "" then v.greeting = ctx.params.greeting end
+    local n = tonumber(ctx.params.big)
+    if n > 0 then   -- bytes that gzip cannot shrink, for the 1 MiB limit
+      local parts, x = {}, 12345
+      for i = 1, n do
+        x = (x * 1103515245 + 12345) % 2147483648
+        parts[i] = string.char(97 + (x >> 16) % 26)
+      end
+      v.big = table.concat(parts)
+    end
     local out = helm.upgrade { release = "demo", namespace = "apps",
       chart = ctx.params.chart, values = v, install = true }
     log.info("release %s %s revision %d %s", out.name, out.chart.version,
