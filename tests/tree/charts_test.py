@@ -23,6 +23,7 @@ Checked, with tarfile and yaml only (no network):
     CI=true its absence is a failure.
 Prints one "ok"/"not ok" line per check and "N passed, N failed".
 """
+import base64
 import glob
 import hashlib
 import os
@@ -36,7 +37,15 @@ import yaml
 
 from treecheck import ROOT, check, finish
 
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class LOADER(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """The safe loader, reading a plain `=` (a CRD's enum of operators)
+    as the string it is for Kubernetes, not YAML 1.1's value key."""
+
+
+LOADER.add_constructor("tag:yaml.org,2002:value",
+                       lambda loader, node: loader.construct_scalar(node))
 HELM = os.path.join(ROOT, "build", "helm", "v3", "helm")
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -247,10 +256,13 @@ def helm(tmp, args):
                            timeout=600)
     except subprocess.TimeoutExpired:
         return 124, [], "timed out after 600 s"
-    docs = []
+    docs, err = [], p.stderr.decode("utf-8", "replace")
     if p.returncode == 0:
-        docs = [d for d in yaml.load_all(p.stdout, Loader=LOADER) if d]
-    return p.returncode, docs, p.stderr.decode("utf-8", "replace")
+        try:
+            docs = [d for d in yaml.load_all(p.stdout, Loader=LOADER) if d]
+        except yaml.YAMLError as e:
+            return 1, [], "the render is not YAML: %s" % e
+    return p.returncode, docs, err
 
 
 def find(docs, kind, name=None):
@@ -312,24 +324,90 @@ def expect_workloads(*pairs):
     return expect
 
 
+def grafana_password(docs):
+    for d in find(docs, "Secret", "kube-prom-stack-grafana"):
+        return base64.b64decode(d["data"]["admin-password"]).decode()
+    return None
+
+
+def expect_cert_manager_enable(docs):
+    return expect_crds(6, keep=True)(docs) + expect_workloads(
+        ("Deployment", "cert-manager"),
+        ("Deployment", "cert-manager-cainjector"),
+        ("Deployment", "cert-manager-webhook"))(docs)
+
+
+def expect_kps_77_enable(docs):
+    """enable says "user/pass: admin/prom-operator"."""
+    out = expect_kps_enable(docs)
+    if grafana_password(docs) != "prom-operator":
+        out.append("Grafana's admin password is not prom-operator")
+    return out
+
+
+def expect_kps_88_enable(docs):
+    """From 79 on the chart generates the password (UPGRADE.md): an
+    upgrade that applies the render as it is changes the user's."""
+    out = expect_kps_enable(docs)
+    if grafana_password(docs) in (None, "prom-operator"):
+        out.append("Grafana's admin password is %r, not generated"
+                   % grafana_password(docs))
+    return out
+
+
 def renders(tmp):
-    """(what, chart, helm template arguments, expected exit 0?, check)."""
-    ing = "hooks/ingress/charts/"
+    """(what, chart, release, namespace, helm template arguments,
+    whether it succeeds, check of the objects or expected error)."""
+    ing, cm, obs = ("hooks/%s/charts/" % a for a in
+                    ("ingress", "cert-manager", "observability"))
     out = []
     for v in ("39.0.8", "41.3.0"):
         out.append(("traefik %s, default values" % v, ing +
-                    "traefik-%s.tgz" % v, ["--include-crds"], True, None))
+                    "traefik-%s.tgz" % v, "traefik", "ingress",
+                    ["--include-crds"], True, None))
     out += [
         ("traefik 39.0.8, enable's values", ing + "traefik-39.0.8.tgz",
-         ["--skip-crds", "-f", INGRESS_VALUES], True, expect_traefik_enable),
+         "traefik", "ingress", ["--skip-crds", "-f", INGRESS_VALUES], True,
+         expect_traefik_enable),
         ("traefik 41.3.0 refuses enable's values unmigrated",
-         ing + "traefik-41.3.0.tgz", ["-f", INGRESS_VALUES], False,
+         ing + "traefik-41.3.0.tgz", "traefik", "ingress",
+         ["-f", INGRESS_VALUES], False,
          "Additional property kubernetesIngressNginx is not allowed"),
         ("traefik 41.3.0, enable's values renamed", ing +
-         "traefik-41.3.0.tgz", ["--skip-crds", "-f",
-                                renamed_ingress_values(tmp)],
+         "traefik-41.3.0.tgz", "traefik", "ingress",
+         ["--skip-crds", "-f", renamed_ingress_values(tmp)],
          True, expect_traefik_enable),
     ]
+    for v in ("v1.17.1", "v1.20.2"):
+        chart = cm + "cert-manager-%s.tgz" % v
+        out += [
+            ("cert-manager %s, default values (no CRDs)" % v, chart,
+             "cert-manager", "cert-manager", [], True, expect_crds(0)),
+            ("cert-manager %s, enable's crds.enabled=true" % v, chart,
+             "cert-manager", "cert-manager", ["--set", "crds.enabled=true"],
+             True, expect_cert_manager_enable)]
+    for v, expect in (("77.6.2", expect_kps_77_enable),
+                      ("88.5.3", expect_kps_88_enable)):
+        chart = obs + "kube-prometheus-stack-%s.tgz" % v
+        out += [
+            ("kube-prometheus-stack %s, default values" % v, chart,
+             "kube-prom-stack", "observability", ["--include-crds"], True,
+             expect_crds(10)),
+            ("kube-prometheus-stack %s, enable's values" % v, chart,
+             "kube-prom-stack", "observability", ["--include-crds"] +
+             KPS_SET, True, expect)]
+    loki = expect_workloads(("StatefulSet", "loki"),
+                            ("DaemonSet", "loki-promtail"))
+    out += [
+        ("loki-stack 2.10.3, default values", obs + "loki-stack-2.10.3.tgz",
+         "loki", "observability", [], True, loki),
+        ("loki-stack 2.10.3, enable's values", obs + "loki-stack-2.10.3.tgz",
+         "loki", "observability",
+         ["--set", "grafana.sidecar.datasources.enabled=false"], True,
+         loki),
+        ("tempo 1.24.1, default values (enable's)", obs + "tempo-1.24.1.tgz",
+         "tempo", "observability", [], True,
+         expect_workloads(("StatefulSet", "tempo")))]
     return out
 
 
@@ -343,9 +421,9 @@ def check_renders():
         return
     tmp = tempfile.mkdtemp(prefix="charts_test.")
     try:
-        for what, chart, args, success, expect in renders(tmp):
-            rc, docs, err = helm(tmp, ["template", "rel", os.path.join(
-                ROOT, chart), "--namespace", "ns", "--kube-version",
+        for what, chart, rel, ns, args, success, expect in renders(tmp):
+            rc, docs, err = helm(tmp, ["template", rel, os.path.join(
+                ROOT, chart), "--namespace", ns, "--kube-version",
                 "v1.32.3"] + args)
             problems = []
             if success and rc != 0:
