@@ -1,5 +1,6 @@
 # uphook: a sandboxed Lua 5.4 upgrade-hook host for MicroK8s addons.
-PKGS     := lua5.4 yaml-0.1 libcurl libcrypto jansson libseccomp msgpack
+PKGS     := lua5.4 yaml-0.1 libcurl libcrypto jansson libseccomp msgpack \
+            zlib libarchive
 PREFIX   ?= /usr/local
 BUILD    ?= build
 CC       ?= cc
@@ -7,9 +8,11 @@ CFLAGS   ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
             -Wno-unused-parameter -Ihost -I$(BUILD) \
             $(shell pkg-config --cflags $(PKGS))
-# libcurl is not linked: host/curl_lazy.c loads it on first use, so the
-# commands that make no transfer do not pay for its thirty libraries
-override LDLIBS += $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -ldl
+# libcurl and libarchive are not linked: host/curl_lazy.c and
+# host/helm_chart.c load them on first use, so the commands that make no
+# transfer and read no chart do not pay for their forty libraries
+override LDLIBS += $(shell pkg-config --libs \
+                     $(filter-out libcurl libarchive,$(PKGS))) -ldl
 
 HOST_SRC := $(filter-out host/main.c host/embed.c,$(wildcard host/*.c))
 HOST_OBJ := $(HOST_SRC:host/%.c=$(BUILD)/host/%.o)
@@ -27,7 +30,8 @@ deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	  liblua5.4-dev libyaml-dev libcurl4-openssl-dev libssl-dev \
-	  libjansson-dev libseccomp-dev libmsgpack-dev pkg-config \
+	  libjansson-dev libseccomp-dev libmsgpack-dev zlib1g-dev \
+	  libarchive-dev pkg-config \
 	  python3 python3-yaml python3-click python3-jsonschema openssl curl \
 	  lua5.4
 

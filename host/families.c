@@ -6,6 +6,7 @@
 #include "families.h"
 #include "fs.h"
 #include "hash.h"
+#include "helm.h"
 #include "http.h"
 #include "journal.h"
 #include "json.h"
@@ -21,6 +22,7 @@ const struct uh_family uh_families[] = {
   { "uphook.c.cli", luaopen_uphook_cli },
   { "uphook.c.fs", luaopen_uphook_fs },
   { "uphook.c.hash", luaopen_uphook_hash },
+  { "uphook.c.helm", luaopen_uphook_helm },
   { "uphook.c.http", luaopen_uphook_http },
   { "uphook.c.journal", luaopen_uphook_journal },
   { "uphook.c.json", luaopen_uphook_json },
