@@ -14,6 +14,7 @@ import yaml
 from apiserver_control import control, match_fault, note_request
 from apiserver_discovery import discovery
 from apiserver_pods import TABLES
+import apiserver_proto as proto
 import apiserver_nodes as nodes
 from apiserver_types import ApiError, bad_request, resource_not_found, status_obj
 
@@ -32,13 +33,16 @@ def load_yaml_all(text):
 
 
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
-           405: "MethodNotAllowed", 409: "Conflict", 410: "Expired", 415: "UnsupportedMediaType",
+           405: "MethodNotAllowed", 409: "Conflict", 410: "Expired",
+           413: "RequestEntityTooLarge", 415: "UnsupportedMediaType",
            422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
            503: "ServiceUnavailable", 504: "Timeout"}
 MESSAGES = {429: "Too many requests, please try again later.",
             500: "Internal error occurred: injected fault",
             503: "the server is currently unable to handle the request",
             504: "Timeout: request did not complete within the allotted timeout"}
+# the API server's MaxRequestBodyBytes (3 MiB: twice etcd's request limit)
+MAX_REQUEST_BODY = 3 * 1024 * 1024
 PATCH_TYPES = {"application/apply-patch+yaml": "apply", "application/merge-patch+json": "merge",
                "application/strategic-merge-patch+json": "strategic",
                "application/json-patch+json": "json"}
@@ -127,7 +131,9 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n else b""
 
-    def parse_body(self, raw, ctype):
+    def parse_body(self, raw, ctype, rt=None):
+        if ctype == proto.MEDIA:
+            return self.parse_proto(raw, rt)
         if not raw.strip():
             return None
         text = raw.decode("utf-8", "replace")
@@ -145,6 +151,19 @@ class Handler(BaseHTTPRequestHandler):
                 return docs[0] if docs else None
             return json.loads(text)
         except (ValueError, yaml.YAMLError) as e:
+            raise bad_request("the body of the request was in an unknown format: %s" % e)
+
+    @staticmethod
+    def parse_proto(raw, rt):
+        """A protobuf body of a kind apiserver_proto reads; 415 for the
+        others (a custom resource has no protobuf form in a real server)."""
+        if rt is None or not proto.decodable(rt.gv, rt.kind):
+            raise ApiError(415, "UnsupportedMediaType",
+                           "the body of the request was in an unknown format - accepted "
+                           "media types include: application/json, application/yaml")
+        try:
+            return proto.decode_body(raw)
+        except (proto.ProtoError, ValueError) as e:
             raise bad_request("the body of the request was in an unknown format: %s" % e)
 
     def authorized(self):
@@ -269,6 +288,9 @@ class Handler(BaseHTTPRequestHandler):
             raise bad_request('Invalid dryRun value "%s"' % dry)
         dry = dry == "All"
         m = self.command
+        if len(body) > MAX_REQUEST_BODY and m in ("POST", "PUT", "PATCH"):
+            raise ApiError(413, "RequestEntityTooLarge",
+                           "Request entity too large: limit is %d" % MAX_REQUEST_BODY)
         manager = q.get("fieldManager") or self.headers.get("User-Agent", "unknown").split("/")[0]
         ctype = (self.headers.get("Content-Type") or "application/json").split(";")[0].strip()
         if m == "GET" and name is None and watch:
@@ -286,10 +308,10 @@ class Handler(BaseHTTPRequestHandler):
                                                   rt.kind))
             return self.send_body(200, obj)
         if m == "POST" and name is None:
-            code, obj = state.create(rt, ns, self.parse_body(body, ctype), dry, manager)
+            code, obj = state.create(rt, ns, self.parse_body(body, ctype, rt), dry, manager)
             return self.send_body(code, obj)
         if m == "PUT" and name:
-            code, obj = state.update(rt, ns, name, self.parse_body(body, ctype), dry, manager,
+            code, obj = state.update(rt, ns, name, self.parse_body(body, ctype, rt), dry, manager,
                                      sub)
             return self.send_body(code, obj)
         if m == "PATCH" and name:

@@ -333,6 +333,8 @@ def validate(rt, obj, old):
         return errs
     if k in ("Deployment", "DaemonSet", "StatefulSet", "ReplicaSet"):
         errs += _workload_errors(obj)
+    if k in ("Secret", "ConfigMap"):
+        errs += _size_errors(k, obj)
     if k == "Service" and old is None:
         errs += _service_type_errors(obj.get("spec") or {})
     if old is None:
@@ -390,6 +392,26 @@ def validate(rt, obj, old):
                 errs.append(FieldError(f, "Forbidden", "field is immutable when `immutable` "
                                        "is set"))
     return errs
+
+
+# core.MaxSecretSize: what a Secret's data, or a ConfigMap's data and
+# binaryData together, may hold (ValidateSecret, ValidateConfigMap)
+MAX_SECRET_SIZE = 1024 * 1024
+
+
+def _size_errors(kind, obj):
+    """Too long, as Kubernetes 1.32 says it: the ConfigMap's error is on the
+    empty path, which Go prints as "[]"."""
+    if kind == "Secret":
+        size = sum(len(base64.b64decode(v or "")) for v in (obj.get("data") or {}).values())
+        field = "data"
+    else:
+        size = sum(len((v or "").encode()) for v in (obj.get("data") or {}).values()) + sum(
+            len(base64.b64decode(v or "")) for v in (obj.get("binaryData") or {}).values())
+        field = "[]"
+    if size <= MAX_SECRET_SIZE:
+        return []
+    return [FieldError(field, "Too long", "may not be more than %d bytes" % MAX_SECRET_SIZE)]
 
 
 def _family(ip):

@@ -152,7 +152,8 @@ def gone(asked, floor):
 class FieldError:
     """One field.Error: Type is Invalid, Forbidden, Required..."""
     REASONS = {"Invalid": "FieldValueInvalid", "Forbidden": "FieldValueForbidden",
-               "Required": "FieldValueRequired", "Duplicate": "FieldValueDuplicate"}
+               "Required": "FieldValueRequired", "Duplicate": "FieldValueDuplicate",
+               "Too long": "FieldValueTooLong"}
 
     def __init__(self, field, typ, detail, value=None, govalue=None):
         self.field, self.typ, self.detail = field, typ, detail
