@@ -106,7 +106,8 @@ def control(h, state, path, q, body):
         for k in ("kind", "name"):
             if not p.get(k):
                 raise bad_request("%s: %s is required" % (name, k))
-        state.stall(p["kind"], p.get("namespace", "default"), p["name"], name == "stall")
+        state.stall(p["kind"], p.get("namespace", "default"), p["name"], name == "stall",
+                    p.get("fail") in (True, "true", "1"))
         return h.send_body(200, ok)
     if name == "faults":
         if m == "POST":

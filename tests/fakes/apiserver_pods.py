@@ -160,6 +160,29 @@ def pod(w, name, node, ready, labels, owner):
                    "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
 
 
+def job_status(obj, stalled, ts):
+    """A Job's status as lua/mock/controllers.lua's: complete, or still
+    running when stalled, or failed (stalled == "fail") as the Job
+    controller of Kubernetes 1.32 leaves a Job past its backoffLimit."""
+    if stalled == "fail":
+        why = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+        failed = ((obj.get("spec") or {}).get("backoffLimit", 6)) + 1
+        return {"failed": failed, "startTime": ts, "ready": 0, "terminating": 0,
+                "uncountedTerminatedPods": {}, "conditions": [
+                    {"type": t, "status": "True", "reason": why[0], "message": why[1],
+                     "lastProbeTime": ts, "lastTransitionTime": ts}
+                    for t in ("FailureTarget", "Failed")]}
+    if stalled:
+        return {"active": 1, "startTime": ts, "ready": 0}
+    why = ("CompletionsReached", "Reached expected number of succeeded pods")
+    return {"succeeded": (obj.get("spec") or {}).get("completions", 1), "startTime": ts,
+            "completionTime": ts, "ready": 0, "terminating": 0,
+            "uncountedTerminatedPods": {}, "conditions": [
+                {"type": t, "status": "True", "reason": why[0], "message": why[1],
+                 "lastProbeTime": ts, "lastTransitionTime": ts}
+                for t in ("SuccessCriteriaMet", "Complete")]}
+
+
 def workload_status(kind, obj, stalled, nodes):
     """A workload's status after its rollout (stalled: in progress, updated
     but none available), as lua/backend/mock/controllers.lua's."""
@@ -167,6 +190,8 @@ def workload_status(kind, obj, stalled, nodes):
     gen = md["generation"]
     rev = "%s-%s" % (md["name"], template_hash(obj))    # the ReplicaSet's name
     ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    if kind == "Job":
+        return job_status(obj, stalled, ts)
     if kind == "DaemonSet":
         # one pod per Node it schedules on; one on a NotReady node is
         # never available (as the mock's, lua/backend/mock/controllers.lua)

@@ -148,7 +148,7 @@ class State:
             self.rv = getattr(self, "rv", 0)   # never goes back: a stale RV stays stale
             self.events = collections.deque()
             self.floor = self.rv
-            self.stalled = set()
+            self.stalled = {}          # (kind, ns, name) -> "stall" or "fail"
             self._seeding_status = False
             self._seeding = False
             self.pods = pods.Controller(self)
@@ -641,7 +641,7 @@ class State:
             self._crd_register(new)
         if rt.kind == "Node" and not rt.crd:
             self._refresh_workloads()
-        if rt.kind in WORKLOADS and not self._seeding_status and (old is None or old["metadata"]["generation"] !=
+        if rt.kind in WORKLOADS + ("Job",) and not self._seeding_status and (old is None or old["metadata"]["generation"] !=
                                      new["metadata"]["generation"]):
             self.schedule_rollout(rt, ns, name)
         if rt.kind in WORKLOADS and not rt.crd and not self._seeding:
@@ -681,7 +681,7 @@ class State:
             obj = self.objects[rt.gr].get((ns, name))
             if obj is None or obj["metadata"]["generation"] != gen:
                 return
-            stalled = self.broken == "rollout" or (rt.kind, ns, name) in self.stalled
+            stalled = self.broken == "rollout" or self.stalled.get((rt.kind, ns, name), False)
             st = self.workload_status(rt.kind, obj, stalled)
             if st is None or st == obj.get("status"):
                 return
@@ -696,18 +696,18 @@ class State:
     # ---- controls
     def _workload(self, kind, ns, name):
         for rt in self.types.values():
-            if rt.kind == kind and rt.group == "apps":
+            if rt.kind == kind and rt.kind in WORKLOADS + ("Job",) and not rt.crd:
                 return rt
-        raise bad_request("stall: kind must be Deployment, DaemonSet or StatefulSet")
+        raise bad_request("stall: kind must be Deployment, DaemonSet, StatefulSet or Job")
 
-    def stall(self, kind, ns, name, on=True):
+    def stall(self, kind, ns, name, on=True, fail=False):
         with self.lock:
             rt = self._workload(kind, ns, name)
             key = (kind, ns or "default", name)
             if on:
-                self.stalled.add(key)
+                self.stalled[key] = "fail" if fail and kind == "Job" else "stall"
                 return
-            self.stalled.discard(key)
+            self.stalled.pop(key, None)
             if (key[1], name) in self.objects[rt.gr]:
                 self.schedule_rollout(rt, key[1], name)
 

@@ -333,6 +333,32 @@ def run(k):
     check("StatefulSet forbidden spec update", code == 422 and
           "updates to statefulset spec for fields other than" in body["message"], body)
 
+    # Jobs: complete after the delay; stalled, still running; stalled with
+    # fail, failed past their backoffLimit
+    jobs = "/apis/batch/v1/namespaces/default/jobs/"
+    k.ctl("POST", "/_fake/stall", {"kind": "Job", "namespace": "default", "name": "stuck"})
+    k.ctl("POST", "/_fake/stall", {"kind": "Job", "namespace": "default", "name": "bad",
+                                   "fail": True})
+    got = {}
+    for name in ("ok", "stuck", "bad"):
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+               "spec": {"backoffLimit": 1, "template": {"spec": {
+                   "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}
+        k.apply(jobs + name, job)
+        got[name] = wait_for(lambda: k.req("GET", jobs + name)[1].get("status"))
+    conds = {n: [(c["type"], c.get("reason")) for c in (st or {}).get("conditions", [])]
+             for n, st in got.items()}
+    check("a Job completes", conds["ok"] == [("SuccessCriteriaMet", "CompletionsReached"),
+                                             ("Complete", "CompletionsReached")] and
+          got["ok"]["succeeded"] == 1, got["ok"])
+    check("a stalled Job stays active", got["stuck"] == {"active": 1, "ready": 0,
+                                                         "startTime": got["stuck"]["startTime"]},
+          got["stuck"])
+    check("a Job stalled with fail fails (BackoffLimitExceeded)",
+          conds["bad"] == [("FailureTarget", "BackoffLimitExceeded"),
+                           ("Failed", "BackoffLimitExceeded")] and got["bad"]["failed"] == 2,
+          got["bad"])
+
     # StorageClass, Lease, Secret, CRD
     sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
           "metadata": {"name": "s"}, "provisioner": "a", "parameters": {"x": "1"}}

@@ -7,14 +7,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$HERE/../.." && . tests/cli/fake_api.sh
 fake_tmp kubectl_test
 
-pass=0
-fail=0
-OUT=$TMP/out
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-notok() {
-  fail=$((fail + 1)); echo "not ok - $1"
-  [ -f "$OUT" ] && cut -c1-200 "$OUT" | sed 's/^/#   /' | head -n 15
-}
+. tests/fakes/checks.sh      # ok, notok, check, check_fail
 
 if ! command -v kubectl >/dev/null 2>&1; then
   echo "not ok - kubectl is not installed"; echo "0 passed, 1 failed"; exit 1
@@ -45,17 +38,6 @@ sys.stdout.write(urllib.request.urlopen(req, timeout=10).read().decode() + "\n")
 EOF
 }
 
-# check DESC REGEX cmd...: cmd succeeds and its output matches REGEX
-check() {
-  desc=$1 re=$2; shift 2
-  if "$@" >"$OUT" 2>&1 && grep -Eq -- "$re" "$OUT"; then ok "$desc"; else notok "$desc"; fi
-}
-# check_fail DESC REGEX cmd...: cmd FAILS and its output matches REGEX
-check_fail() {
-  desc=$1 re=$2; shift 2
-  if "$@" >"$OUT" 2>&1; then notok "$desc (expected failure, got success)"
-  elif grep -Eq -- "$re" "$OUT"; then ok "$desc"; else notok "$desc"; fi
-}
 # same DESC A B: two strings are equal
 same() {
   if [ "$2" = "$3" ]; then ok "$1"; else echo "got '$2', want '$3'" >"$OUT"; notok "$1"; fi
