@@ -127,11 +127,11 @@
 
 ---Which nodes a node-setting change goes to.
 ---@class uphook.SetArgsOpts
----@field nodes? "all"|"this" every node of the cluster (the default), or this node only
+---@field nodes? "all"|"this"|string[] every node of the cluster (the default), this node only, or the nodes named in the list (this node's name included or not; a name that is no node's is an error)
 ---@field assume? boolean `false`: a node whose prior value cannot be read (its kubelet's configz does not show the flag, or the service is not the kubelet) gets the change whatever it has, and counts as changed. By default such a node is assumed to have this node's value.
 
 ---@class uphook.RestartOpts
----@field nodes? "all"|"this"|"changed" every node (the default), this node only, or the nodes whose args this run changed
+---@field nodes? "all"|"this"|"changed"|string[] every node (the default), this node only, the nodes whose args this run changed, or the nodes named in the list
 
 ---A Helm release as `helm.release` and `helm.upgrade` return it.
 ---@class uphook.HelmRelease
@@ -476,7 +476,9 @@ function config.args(service, node) end
 ---comments and order kept. Other nodes: their cluster-agent
 ---(`POST :25000/cluster/api/v1.0/configure`), all at once, each change
 ---journaled first with the node's prior value (from its kubelet configz
----where it shows the flag, else this node's: "assumed"). Returns true
+---where it shows the flag, else this node's: "assumed"; `false` when
+---absent). A node receives exactly the flags whose prior differs from the
+---new value, as the plan shows them. Returns true
 ---when any node changed: this node's file, or another node whose known
 ---prior differs from the new value. On a cluster of several nodes,
 ---`config.write` and `config.remove` of `args:` files are refused.

@@ -37,15 +37,26 @@ function M.question(run, first)
   end
   if #new == 0 and not first then return nil end
   local list = #new > 0 and table.concat(new, ", ") or "none"
+  local lines, what
   if first then
-    return { string.format("This is the first upgrade of %s by uphook "
-      .. "(%s -> %s). Its hook asks for these permissions: %s.", run.addon,
-      run.from, run.to, list) },
+    lines, what = { string.format("This is the first upgrade of %s by "
+      .. "uphook (%s -> %s). Its hook asks for these permissions: %s.",
+      run.addon, run.from, run.to, list) },
       "the first upgrade of " .. run.addon .. " (permissions: " .. list .. ")"
+  else
+    lines, what = { string.format("The hook of %s %s asks for permissions "
+      .. "the last upgrade did not have: %s.", run.addon, run.to, list) },
+      "new permissions " .. list
   end
-  return { string.format("The hook of %s %s asks for permissions the last "
-    .. "upgrade did not have: %s.", run.addon, run.to, list) },
-    "new permissions " .. list
+  if run.other_nodes then
+    -- docs/guide.md §6 "Several nodes": what another node had
+    lines[#lines + 1] = string.format("It changes node settings on %d other "
+      .. "node%s: a prior value uphook cannot read there is assumed to be "
+      .. "this node's (the plan marks it \"assumed\"), and a rollback "
+      .. "restores that assumed value.", run.other_nodes,
+      run.other_nodes == 1 and "" or "s")
+  end
+  return lines, what
 end
 
 ---Ask, when the run needs a yes; stops the run (exit 4, nothing changed)

@@ -76,6 +76,14 @@ function M.topology(run)
   return top
 end
 
+local function sorted_keys(t)
+  local out = {}
+  for k in pairs(t) do out[#out + 1] = k end
+  table.sort(out)
+  return out
+end
+M.sorted_keys = sorted_keys
+
 local function names_of(list)
   local out = {}
   for _, n in ipairs(list) do out[#out + 1] = n.name end
@@ -220,6 +228,31 @@ function M.others(run)
   return top.others
 end
 
+---The nodes a change with `nodes = {names}` goes to: whether this node
+---is one of them, and the other nodes among them (each checked as
+---M.others checks them). A name that is no node's is an error naming it.
+---@param run table
+---@param set table<string, true> the names
+---@param fname string the primitive, for the message
+---@return boolean this, uphook.ClusterNode[] others
+function M.select(run, set, fname)
+  local all = M.others(run)
+  local top = run.topology
+  local this = top.this and top.this.name or run.hostname
+  local picked, known = {}, { [this] = true }
+  for _, n in ipairs(all) do
+    known[n.name] = true
+    if set[n.name] then picked[#picked + 1] = n end
+  end
+  for _, name in ipairs(sorted_keys(set)) do
+    if not known[name] then
+      error(string.format("%s: no node is named %s (nodes: %s)", fname,
+        name, table.concat(sorted_keys(known), ", ")), 0)
+    end
+  end
+  return set[this] == true, picked
+end
+
 ---This node's name in the cluster (nil without Nodes).
 ---@param run table
 ---@return string|nil
@@ -247,13 +280,6 @@ local function differ(a, b)
 end
 M.differ = differ
 
-local function sorted_keys(t)
-  local out = {}
-  for k in pairs(t) do out[#out + 1] = k end
-  table.sort(out)
-  return out
-end
-M.sorted_keys = sorted_keys
 
 ---What a node had for `flags`: read from its kubelet's configz where it
 ---shows the flag (a value equal to the kubelet's default reads as this
@@ -287,7 +313,8 @@ function M.priors(run, node, service, flags, here)
       end
       how[flag] = "read"
     else
-      prior[flag] = mine == nil and false or mine
+      -- absent here: assumed absent there (false, docs/state.md), never nil
+      if mine == nil then prior[flag] = false else prior[flag] = mine end
       how[flag] = "assumed"
     end
   end
@@ -320,10 +347,10 @@ function M.view(run, service, node, here)
 end
 
 ---The change to send a node: a node counts as changed when a flag's
----known prior differs from its new value (`changes` lists those); its
----request then sets every flag of the call, so that its file says what
----the hook sets even where its running kubelet (configz) and its file
----disagree.
+---known prior differs from its new value (`changes` lists those). The
+---node receives exactly those flags (`prior`, `how` and `new` hold only
+---them), as the plan shows them, and its journal record holds the prior
+---of each (false: absent), so that a rollback removes a flag it added.
 ---@param run table
 ---@param others uphook.ClusterNode[]
 ---@param service string
@@ -341,9 +368,9 @@ function M.plan_args(run, others, service, changes, here, assume)
       prior = {}, how = {}, new = {}, changes = {} }
     for _, flag in ipairs(flags) do
       local new = changes[flag]
-      e.prior[flag], e.how[flag], e.new[flag] = prior[flag], how[flag], new
       if differ(prior[flag], new)
          or (assume == false and how[flag] == "assumed") then
+        e.prior[flag], e.how[flag], e.new[flag] = prior[flag], how[flag], new
         e.changes[#e.changes + 1] = { flag = flag, prior = prior[flag],
           how = how[flag], new = new }
       end

@@ -284,6 +284,11 @@ local function announce(run, first, confirm)
       run.report:info(l)
     end
   end
+  if confirm and permissions.on_nodes(run.hook.perms) then
+    local ok, top = pcall(nodes.topology, run)
+    local n = ok and #top.others or 0
+    run.other_nodes = n > 0 and n or nil
+  end
   consent.ask(run, first, confirm, stop, M.EARLY)
 end
 

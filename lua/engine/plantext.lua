@@ -344,7 +344,7 @@ M.renderers = {
       esc(e.node), esc(tostring(e.address)))
     for _, ch in ipairs(e.changes) do
       local function v(x)
-        return x == false and "(absent)" or esc(string.format("%q",
+        return x == false and "absent" or esc(string.format("%q",
           tostring(x)))
       end
       out[#out + 1] = string.format("      %s: %s (%s) -> %s", esc(ch.flag),

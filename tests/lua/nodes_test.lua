@@ -252,3 +252,105 @@ t.case("a node that joins during the run stops it, naming the node", function()
   t.eq(e:get("Node", "node-new"), nil, "the Node's apply rolled back")
   t.eq(e:file("args:kubelet"), before)
 end)
+
+--- The "add" action: kube-apiserver gets --kubelet-client-certificate and
+--- --kubelet-client-key (absent on every node) and --audit-log-maxage=90
+--- (this node's already; node-c has 30, which uphook cannot read).
+local function add_env()
+  return env { args = { ["kube-apiserver"] = "--audit-log-maxage=90\n" },
+    nodes = { { name = "node-b", args = { ["kube-apiserver"] = "--secure-port=16443\n" } },
+      { name = "node-c",
+      args = { ["kube-apiserver"] = "--audit-log-maxage=30\n" } } } }
+end
+
+t.case("an added flag: each other node's record holds prior false (absent), "
+  .. "and the node receives exactly the changes the plan shows", function()
+  local e = add_env()
+  local r = e:upgrade { "--action=add" }
+  t.eq(r.code, 0, r.error)
+  local recs = {}
+  for _, rec in ipairs(r.run.records) do
+    if rec.op == "node_args" then recs[rec.node] = rec end
+  end
+  for _, n in ipairs { "node-b", "node-c" } do
+    t.eq(recs[n].prior, { ["--kubelet-client-certificate"] = false,
+      ["--kubelet-client-key"] = false }, n)
+    t.eq(recs[n].new, { ["--kubelet-client-certificate"] = "/c.crt",
+      ["--kubelet-client-key"] = "/c.key" }, n)
+    t.eq(e:args("kube-apiserver", n)["--kubelet-client-key"], "/c.key", n)
+  end
+  t.eq(e:args("kube-apiserver", "node-c")["--audit-log-maxage"], "30",
+    "node-c keeps its own value: the plan showed no change of it")
+  local text = require("uphook.engine.plantext").render(add_env():plan {
+    "--action=add" }.plan)
+  t.match(text, "~ args:kube%-apiserver on node%-c %(10%.0%.1%.12%)\n"
+    .. "      %-%-kubelet%-client%-certificate: absent %(assumed%) %-> \"/c%.crt\"\n"
+    .. "      %-%-kubelet%-client%-key: absent %(assumed%) %-> \"/c%.key\"\n")
+  t.ok(not text:find("nil", 1, true), "no prior shows as nil:\n" .. text)
+end)
+
+t.case("a rollback of an added flag removes it on every node, at each later "
+  .. "fault point", function()
+  local points = {
+    { on = "config.set_args", node = "node-c", error = "c failed" },
+    { on = "service.restart", node = "node-b", error = "b failed" },
+    { on = "service.restart", node = "node-c", error = "c failed" },
+    { on = "service.restart", error = "kubelite failed" },
+    "verify",
+  }
+  for i, f in ipairs(points) do
+    local e = add_env()
+    local before = {}
+    for _, n in ipairs { "node-a", "node-b", "node-c" } do
+      before[n] = e:args("kube-apiserver", n)
+    end
+    if f ~= "verify" then e:fail(f) end
+    local r = e:upgrade { "--action=add", f == "verify" and "--value=fail"
+      or "--value=x" }
+    t.eq(r.code, 1, "point " .. i .. ": " .. tostring(r.error))
+    for n, v in pairs(before) do
+      t.eq(e:args("kube-apiserver", n), v, "point " .. i .. ", " .. n)
+    end
+  end
+end)
+
+t.case("opts.nodes as a list of names: only those nodes change and restart; "
+  .. "a name that is no node's is an error naming it", function()
+  local e = env()
+  local r = e:upgrade { "--action=list", "--node=node-c" }
+  t.eq(r.code, 0, r.error)
+  t.eq(e:args("kubelet", "node-c")["--cluster-domain"], "knob.local")
+  t.eq(e:args("kubelet", "node-b")["--cluster-domain"], nil)
+  t.eq(e:args("kubelet")["--cluster-domain"], nil, "this node is not listed")
+  t.eq(e:restarts("node-c"), { "kubelite" })
+  t.eq(e:restarts("node-b"), {})
+  t.eq(e:restarts(), {})
+  e = env()
+  r = e:upgrade { "--action=list", "--node=node-a,node-b" }
+  t.eq(r.code, 0, r.error)
+  t.eq(e:args("kubelet")["--cluster-domain"], "knob.local")
+  t.eq(e:args("kubelet", "node-c")["--cluster-domain"], "c.local")
+  t.eq(e:restarts(), { "kubelite" })
+  r = env():upgrade { "--action=list", "--node=node-b,node-x" }
+  t.eq(r.code, 4, r.error)
+  t.match(r.error, "config%.set_args%(kubelet%): no node is named node%-x "
+    .. "%(nodes: node%-a, node%-b, node%-c%)")
+end)
+
+t.case("the consent question on several nodes says a rollback restores an "
+  .. "assumed prior", function()
+  local engine = require "uphook.engine.phases"
+  local asked
+  local real = engine.run
+  engine.run = function(o)
+    o.confirm = function(lines) asked = table.concat(lines, "\n"); return true end
+    return real(o)
+  end
+  local ok, r = pcall(function() return add_env():upgrade { "--action=add" } end)
+  engine.run = real
+  t.ok(ok, r)
+  t.eq(r.code, 0, r.error)
+  t.match(asked, "It changes node settings on 2 other nodes: a prior value "
+    .. "uphook cannot read there is assumed to be this node's %(the plan marks "
+    .. "it \"assumed\"%), and a rollback restores that assumed value%.")
+end)

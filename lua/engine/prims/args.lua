@@ -55,17 +55,35 @@ local function ref(obj)
            name = obj.metadata.name, namespace = obj.metadata.namespace }
 end
 
---- Which nodes a change goes to: "all" (the default), "this", and for a
---- restart "changed" (the nodes whose args this run changed).
+--- Which nodes a change goes to: "all" (the default), "this", for a
+--- restart "changed" (the nodes whose args this run changed), or a list
+--- of node names: "list" and the set of names (lua/engine/nodes.lua
+--- `select` checks that each is a node).
 local function scope(opts, n, fname, allowed)
   local v = opts.nodes
   if v == nil then return "all" end
+  if type(v) == "table" then
+    local set = {}
+    for i = 1, #v do
+      if type(v[i]) ~= "string" or v[i] == "" then
+        argerr(n, fname, "nodes[" .. i .. "] must be a node's name")
+      end
+      set[v[i]] = true
+    end
+    for k in pairs(v) do
+      if math.type(k) ~= "integer" or k < 1 or k > #v then
+        argerr(n, fname, "nodes must be a list of node names")
+      end
+    end
+    if #v == 0 then argerr(n, fname, "nodes must name at least one node") end
+    return "list", set
+  end
   if not allowed[v] then
     local list = {}
     for k in pairs(allowed) do list[#list + 1] = '"' .. k .. '"' end
     table.sort(list)
-    argerr(n, fname, "nodes must be " .. table.concat(list, " or ")
-      .. ", got " .. tostring(v))
+    argerr(n, fname, "nodes must be " .. table.concat(list, ", ")
+      .. " or a list of node names, got " .. tostring(v))
   end
   return v
 end

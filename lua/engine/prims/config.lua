@@ -133,7 +133,7 @@ end
 ---@param run uphook.Run
 ---@param service string
 ---@param changes table<string, string|boolean>
----@param opts table|nil {nodes = "all"|"this", assume = boolean}
+---@param opts table|nil {nodes = "all"|"this"|string[], assume = boolean}
 ---@return boolean changed any node's file
 function H.config_set_args(run, service, changes, opts)
   checktype(service, "string", 1, "set_args")
@@ -150,12 +150,17 @@ function H.config_set_args(run, service, changes, opts)
   end
   opts = checkopts(opts, { nodes = true, assume = true }, 3, "set_args")
   checktype(opts.assume, "boolean", 3, "set_args", true)
-  local where = scope(opts, 3, "set_args", { all = true, this = true })
+  local where, set = scope(opts, 3, "set_args", { all = true, this = true })
   local root, dir, rel = split_path(run, "args:" .. service, 1, "set_args")
   need_write(run, root, rel, "config.set_args")
   local old = fs_ok("args:" .. service, run.c.fs.read(dir, rel)) or ""
   local new, changed = run.c.argsfile.edit(old, changes)
   local others = where == "all" and nodes.others(run) or {}
+  if where == "list" then
+    local here
+    here, others = nodes.select(run, set, "config.set_args(" .. service .. ")")
+    if not here then new, changed = old, false end
+  end
   if changed then
     change_file(run, root, dir, rel, new, nil, "config.set_args")
     run.changed_here = true

@@ -112,7 +112,7 @@ end
 ---node last; journaled, so a rollback restarts it again.
 ---@param run uphook.Run
 ---@param name string kubelite or microk8s.daemon-<name>
----@param opts table|nil {nodes = "all"|"this"|"changed"}
+---@param opts table|nil {nodes = "all"|"this"|"changed"|string[]}
 function H.service_restart(run, name, opts)
   checktype(name, "string", 1, "restart")
   if name ~= "kubelite" and (#name > 128
@@ -120,10 +120,14 @@ function H.service_restart(run, name, opts)
     argerr(1, "restart", "kubelite or a microk8s.daemon-* service expected")
   end
   opts = checkopts(opts, { nodes = true }, 2, "restart")
-  local where = scope(opts, 2, "restart", { all = true, this = true,
+  local where, set = scope(opts, 2, "restart", { all = true, this = true,
     changed = true })
   need(run, "restart:" .. name, "service.restart(" .. name .. ")")
   local others = where ~= "this" and nodes.others(run) or {}
+  local here = true
+  if where == "list" then
+    here, others = nodes.select(run, set, "service.restart(" .. name .. ")")
+  end
   -- one node at a time, this node last: restarting every control plane
   -- at once would take the cluster down
   for _, n in ipairs(others) do
@@ -131,7 +135,9 @@ function H.service_restart(run, name, opts)
       restart_remote(run, name, n)
     end
   end
-  if where == "changed" and not run.changed_here then return end
+  if (where == "changed" and not run.changed_here) or not here then
+    return
+  end
   local this = #others > 0 and run.topology.this or {}
   plan.restart(run, name, this.name, this.address)
   if run.plan then return end

@@ -24,6 +24,18 @@ return {
       if changed and p.restart ~= "none" then
         service.restart("kubelite", { nodes = p.restart })
       end
+    elseif p.action == "add" then   -- adds two flags, sets one this node has
+      if config.set_args("kube-apiserver", {
+          ["--kubelet-client-certificate"] = "/c.crt",
+          ["--kubelet-client-key"] = "/c.key", ["--audit-log-maxage"] = "90" })
+      then service.restart("kubelite", { nodes = "changed" }) end
+      if p.value == "fail" then error("failed after the restarts") end
+    elseif p.action == "list" then  -- --node=a,b: those nodes only
+      local list = {}
+      for n in p.node:gmatch("[^,]+") do list[#list + 1] = n end
+      config.set_args("kubelet", { ["--cluster-domain"] = p.value },
+        { nodes = list })
+      service.restart("kubelite", { nodes = list })
     elseif p.action == "write" then
       config.write("args:kubelet", "--cluster-domain=x\n")
     elseif p.action == "remove" then
