@@ -25,6 +25,30 @@ local C   -- the C families, set by main()
 
 M.env = testenv.env
 
+--- Why a case that renders with Helm cannot run here, or nil: no
+--- uphook.c.helm render, or no Helm (--helm, $SNAP/bin/helm, PATH); and
+--- whether CI=true (then that is a failure).
+local function helm_missing()
+  local c = C or require("uphook.core.cfamilies").load()
+  local ci = c.sys.getenv("CI") == "true"
+  if not (c.helm and c.helm.render and c.helm.chart) then
+    return "this uphook has no uphook.c.helm render", ci
+  end
+  local ok, err = pcall(require("uphook.engine.helm.render").locate,
+    { c = c, helm_path = testenv.helm_path })
+  if not ok then return "no Helm: " .. tostring(err), ci end
+  return nil, ci
+end
+
+---A case that renders with the real Helm (helm.render, helm.upgrade):
+---skipped, saying why, when Helm cannot run here; with CI=true that is a
+---failure (docs/guide.md "Helm addons").
+---@param name string
+---@param fn fun()
+function M.helm_case(name, fn)
+  return lib.helm_case(name, fn, helm_missing())
+end
+
 --- Runner -------------------------------------------------------------
 
 local function collect(path, loader)
@@ -98,6 +122,8 @@ local function test_requests(session)
       local env = M.env(a[1])
       session.envs[#session.envs + 1] = env
       return #session.envs
+    elseif name == "__test.call" and a[2] == "helm_missing" then
+      return helm_missing()
     elseif name == "__test.call" then
       local env, method = session.envs[a[1]], a[2]
       if not env then

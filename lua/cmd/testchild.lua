@@ -64,6 +64,15 @@ function M.env(o)
   return setmetatable({ id = ask("t.env", env_request, o) }, Env)
 end
 
+---A case that renders with the real Helm: skipped, saying why, when
+---Helm cannot run here (the broker knows); with CI=true a failure.
+---@param name string
+---@param fn fun()
+function M.helm_case(name, fn)
+  return lib.helm_case(name, fn, ask("t.helm_case", call_request, 0,
+    "helm_missing"))
+end
+
 ---Run the test file's chunk and return what the broker needs: the cases
 ---(names, skips) and whether the file is serial, and the runner the
 ---"case" phase calls.

@@ -74,7 +74,7 @@ local ENV_KEYS = { addon = "string", name = "string", cluster = "string",
   state = "table", args = "table", files = "table", downloads = "table",
   plan_fetch = "boolean", hostname = "string", timeout = "number",
   memory_limit = "number", state_quota = "number", nodes = "table",
-  resolv_conf = "table" }
+  resolv_conf = "table", hook = "string" }
 
 --- The roots t.env{files = ...} may seed.
 local FILE_ROOTS = { args = true, bin = true, state = true }
@@ -194,13 +194,18 @@ function M.env(o)
   if o.name ~= nil and (type(o.name) ~= "string" or o.name == "") then
     error("t.env: name must be the addon's name (a string)", 2)
   end
+  if o.hook ~= nil and (o.hook:sub(1, 1) == "/" or o.hook:find("%.%.")
+      or not o.hook:find("%.lua$")) then
+    error("t.env: hook must be a .lua file inside the addon folder, "
+      .. "relative to it, got " .. string.format("%q", o.hook), 2)
+  end
   local offline = require "uphook.backend.offline"
   local dir = ctx.c.fs.pin(resolve(o.addon))
   if not dir then error("t.env: no addon folder " .. resolve(o.addon), 2) end
   local env = setmetatable({ o = o, faults = {}, runs = {}, dir = dir,
                              change_log = {} }, Env)
   env.name = o.name or basename(env.dir)
-  env.hook_path = env.dir .. "/upgrade.lua"
+  env.hook_path = env.dir .. "/" .. (o.hook or "upgrade.lua")
   env.source = read_cached(source_cache, env.hook_path)
   local objs = o.cluster and read_cached(fixture_cache, resolve(o.cluster),
     true) or {}
@@ -333,7 +338,7 @@ local function run_hook(env, command, args)
   local code, run = engine.run { command = command, addon = env.name,
     spawn = spawn, release = release,
     source = env.source, chunkname = "@" .. env.hook_path,
-    hook_name = env.name .. "/upgrade.lua", argv = line.hook_args,
+    hook_name = env.name .. "/" .. (env.o.hook or "upgrade.lua"), argv = line.hook_args,
     reset_params = line.reset_params,
     backend = backend, net = env.net, roots = env.roots, c = c,
     journal_path = env.journal_path, cache_dir = env.cache_dir,

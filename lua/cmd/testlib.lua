@@ -92,6 +92,22 @@ function M.skip(name, why)
   cases[#cases + 1] = { name = name, skip = why or "skipped" }
 end
 
+---A case that renders with the real Helm: registered when `why` (why
+---Helm cannot run here) is nil; else skipped saying why, or, when `ci`
+---(CI=true), a case that fails saying why. uphook.test's t.helm_case
+---(lua/cmd/test.lua, lua/cmd/testchild.lua) gives `why` and `ci`.
+---@param name string
+---@param fn fun()
+---@param why string|nil
+---@param ci boolean|nil
+function M.helm_case(name, fn, why, ci)
+  if not why then return M.case(name, fn) end
+  if ci then
+    return M.case(name, function() error("CI=true and " .. why, 0) end)
+  end
+  M.skip(name, why)
+end
+
 --- Assertions ---------------------------------------------------------------
 
 local SHORT = 160        -- a failure that fits shows both values whole

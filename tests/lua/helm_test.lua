@@ -5,28 +5,10 @@
 local t = require "uphook.test"
 local C = require("uphook.core.cfamilies").load()
 local record = require "uphook.engine.helm.record"
-local render = require "uphook.engine.helm.render"
-
--- Why the cases cannot run here, or nil.
-local function missing()
-  if not (C.helm and C.helm.render and C.helm.chart) then
-    return "this uphook has no uphook.c.helm render"
-  end
-  local ok, err = pcall(render.locate,
-    { c = C, helm_path = require("uphook.cmd.testenv").helm_path })
-  if not ok then return "no Helm: " .. tostring(err) end
-end
-local WHY = missing()
 
 -- A case that needs Helm: skipped, saying why, when Helm cannot run
 -- here; with CI=true that is a failure.
-local function case(name, fn)
-  if not WHY then return t.case(name, fn) end
-  if C.sys.getenv("CI") == "true" then
-    return t.case(name, function() error("CI=true and " .. WHY, 0) end)
-  end
-  t.skip(name, WHY)
-end
+local case = t.helm_case
 
 local function env()
   return t.env { addon = "addons/helmdemo", cluster = "fixtures_helm.yaml" }

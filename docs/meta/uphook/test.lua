@@ -34,6 +34,14 @@ function t.serial() end
 ---@param why string
 function t.skip(name, why) end
 
+---Register a case that renders with the real Helm (`helm.render`,
+---`helm.upgrade`): skipped, saying why, when this uphook has no render
+---child or no Helm is found (`uphook test --helm PATH`, `$SNAP/bin/helm`,
+---`helm` on PATH); with `CI=true` in the environment that is a failure.
+---@param name string shown in the output and matched by `--filter`
+---@param fn fun()
+function t.helm_case(name, fn) end
+
 ---Assert deep equality (tables compared key by key). The message shows
 ---both values when they are short; else the paths where they differ
 ---(the first 10, each with both values; differences of
@@ -92,6 +100,7 @@ function t.deep_equal(a, b) end
 ---@field memory_limit? integer `--memory-limit` in MiB (default 256)
 ---@field state_quota? integer `--state-quota` in bytes (default 16 MiB)
 ---@field plan_fetch? boolean `plan --plan-fetch`: `env:plan` probes each download
+---@field hook? string the hook file in the addon folder (default `upgrade.lua`): a test's stand-in for what `enable` ran, such as a Helm install of an older chart
 
 ---A node of `t.env{nodes = ...}`. A name the fixture has no Node for
 ---gets one: Ready, labelled with its name, InternalIP `10.0.1.<10+i>`

@@ -29,7 +29,7 @@ function M.read(run, path, shown)
   local files = ch.files or {}
   local function yaml_of(name)
     if not files[name] then return nil end
-    local ok, v = pcall(run.yaml.decode, files[name])
+    local ok, v = pcall(run.c.yaml.decode, files[name])
     if not ok then
       error(string.format("helm chart %s: %s does not parse: %s", shown,
         name, tostring(v)), 0)

@@ -108,7 +108,7 @@ function M.parse(run, out)
     if not s then break end
     local nxt = out:find("\n%-%-%-\n# Source: ", e) or #out + 1
     local text = out:sub(e + 1, nxt - 1)
-    local ok, docs = pcall(run.yaml.decode_all, text)
+    local ok, docs = pcall(run.c.yaml.decode_all, text)
     if not ok then
       error(string.format("helm template printed YAML that does not parse "
         .. "in %s: %s", src, tostring(docs)), 0)

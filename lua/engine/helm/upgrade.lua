@@ -117,7 +117,7 @@ local function manifest_of(run, r)
   local parts = {}
   for _, it in ipairs(r.objects) do
     parts[#parts + 1] = "---\n# Source: " .. it.source .. "\n"
-      .. run.yaml.encode(it.obj)
+      .. run.c.yaml.encode(it.obj)
   end
   return table.concat(parts, "\n")
 end
@@ -377,7 +377,7 @@ local function rendered(run, t, st)
   local r, gen = render_twice(run, { helm = render.locate(run),
     release = t.release, namespace = t.namespace, chart = t.chart_path,
     chart_name = t.chart, install = install,
-    values = run.yaml.encode(t.values), timeout = t.timeout })
+    values = run.c.yaml.encode(t.values), timeout = t.timeout })
   for _, list in ipairs { r.crds, r.objects, r.hooks } do
     for _, it in ipairs(list) do
       local md = it.obj.metadata
@@ -390,7 +390,7 @@ local function rendered(run, t, st)
       end
     end
   end
-  for _, h in ipairs(r.hooks) do h.manifest = run.yaml.encode(h.obj) end
+  for _, h in ipairs(r.hooks) do h.manifest = run.c.yaml.encode(h.obj) end
   local regenerated = keep_generated(run, r.objects, gen, t.namespace)
   r.crds = render.sort_install(r.crds)
   if regenerated then r.manifest = manifest_of(run, r) end

@@ -76,7 +76,7 @@ local function chart_path(run, chart, fname)
       .. "cache", fname, chart), 0)
   end
   local _, dir, rel = files.split_path(run, "addon:" .. chart, 1, fname)
-  if not run.fs.stat(dir, rel) then
+  if not run.c.fs.stat(dir, rel) then
     error(string.format("helm.%s: %s has no chart %s", fname, run.addon,
       chart), 0)
   end
