@@ -154,6 +154,20 @@ t.case("kind arguments: Kind, v1/Kind, group/version/Kind", function()
   t.eq(tostring(e), 'the server doesn\'t have a resource type "Gizmo"')
 end)
 
+t.case("ValidatingAdmissionPolicy and its binding are served (GA in 1.30)", function()
+  local b = new()
+  b:apply { apiVersion = "admissionregistration.k8s.io/v1",
+    kind = "ValidatingAdmissionPolicy", metadata = { name = "safe-upgrades" },
+    spec = { failurePolicy = "Fail", validations = { { expression = "true" } } } }
+  b:apply { apiVersion = "admissionregistration.k8s.io/v1",
+    kind = "ValidatingAdmissionPolicyBinding",
+    metadata = { name = "safe-upgrades" },
+    spec = { policyName = "safe-upgrades", validationActions = { "Deny" } } }
+  t.eq(b:get("ValidatingAdmissionPolicy", "safe-upgrades").spec.failurePolicy, "Fail")
+  t.eq(b:get("ValidatingAdmissionPolicyBinding", "safe-upgrades").spec.policyName,
+    "safe-upgrades")
+end)
+
 t.case("list: namespace, equality label selectors, sorted", function()
   local b = new()
   for _, n in ipairs({ "b", "a", "c" }) do

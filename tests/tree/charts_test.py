@@ -214,8 +214,8 @@ def check_readmes():
 
 # --- helm template ---------------------------------------------------------
 
-INGRESS_VALUES = os.path.join(ROOT, "hooks", "ingress", "fixtures",
-                              "traefik-values-f689811.yaml")
+INGRESS_VALUES = os.path.join(ROOT, "hooks", "ingress",
+                              "values-f689811.yaml")
 # canonical/microk8s-core-addons@f68981151ad19ec08f6d2bce6538cc80bdddbf8b:
 # addons/observability/enable, with one node at 10.0.0.1
 KPS_SET = [

@@ -77,6 +77,11 @@ local GROUPS = {
       false, true, false },
     { "MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
       false, true, false },
+    -- GA in Kubernetes 1.30 (Gateway API v1.5.1's safe-upgrades policy)
+    { "ValidatingAdmissionPolicy", "validatingadmissionpolicies",
+      false, true, true },
+    { "ValidatingAdmissionPolicyBinding",
+      "validatingadmissionpolicybindings", false, true, false },
   } },
   { "policy", "v1", {
     { "PodDisruptionBudget", "poddisruptionbudgets", true, true, true },
