@@ -15,6 +15,7 @@
  *   child:run(phase, ctx, handler) -> true, {results} | false, err, kind
  *   child:close()
  *   broker.interrupted() -> bool;  broker.rolling_back(on)
+ *   broker.abandoned() -> bool: a signal came during the rollback
  * handler(name, args) serves one primitive call; what it raises goes
  * back to the hook as an error.  kind is "error" (the hook raised),
  * "timeout", "crash", "protocol" or "interrupted". */
@@ -38,7 +39,7 @@
 #define CHILD_MT "uphook.child"
 #define GRACE 1.0   /* seconds the child gets to report its own timeout */
 
-volatile sig_atomic_t uh_interrupted, uh_rolling_back;
+volatile sig_atomic_t uh_interrupted, uh_rolling_back, uh_abandoned;
 
 struct child {
   pid_t pid;
@@ -556,6 +557,12 @@ static int child_pid(lua_State *L)
   return 1;
 }
 
+static int broker_abandoned(lua_State *L)
+{
+  lua_pushboolean(L, uh_abandoned != 0);
+  return 1;
+}
+
 static int broker_interrupted(lua_State *L)
 {
   lua_pushboolean(L, uh_interrupted != 0);
@@ -594,6 +601,7 @@ static const luaL_Reg child_methods[] = {
 };
 
 static const luaL_Reg broker_funcs[] = {
+  { "abandoned", broker_abandoned },
   { "interrupted", broker_interrupted },
   { "prims", broker_prims },
   { "rolling_back", broker_rolling_back },

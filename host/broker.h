@@ -6,8 +6,11 @@
 
 /* Set by the SIGINT/SIGTERM handler; the broker polls it. */
 extern volatile sig_atomic_t uh_interrupted;
-/* Set while a rollback runs: a second ^C is then refused. */
+/* Set while a rollback runs (or recover replays a journal). */
 extern volatile sig_atomic_t uh_rolling_back;
+/* Set by a signal during the rollback: its waits end, it stops, the
+ * journal is kept (docs/state.md "Signals"). */
+extern volatile sig_atomic_t uh_abandoned;
 
 int luaopen_uphook_broker(lua_State *L);
 

@@ -1,6 +1,7 @@
 /* uphook.c.kube: the Kubernetes REST client (see kube.h). */
 #include "kube.h"
 #include "curl_lazy.h"
+#include "curl_tick.h"
 #include "kubeconfig.h"
 #include "luax.h"
 #include "osutil.h"
@@ -44,6 +45,7 @@ typedef struct client {
   buf body;
   char errbuf[CURL_ERROR_SIZE];
   CURLM *m;                     /* request_many: its connections stay open */
+  CURLM *wm;                    /* a wait's transfer, with its tick */
   pslot pool[POOL];
   int closed;
 } client;
@@ -141,7 +143,18 @@ static CURL *handle(client *c, CURL **slot)
 typedef struct req {
   const char *method, *path, *body, *ctype, *accept;
   size_t blen;
+  uh_lua_tick *tick;            /* a polled request: one try, ticking */
 } req;
+
+/* h to its end; with a tick, on c->wm (host/curl_tick.h). */
+static CURLcode run_transfer(client *c, CURL *h, uh_lua_tick *tick)
+{
+  if (!tick || !tick->fn)
+    return curl_easy_perform(h);
+  if (!c->wm && !(c->wm = curl_multi_init()))
+    return CURLE_OUT_OF_MEMORY;
+  return uh_curl_perform_ticking(c->wm, h, uh_lua_tick_call, tick);
+}
 
 /* Set h up for r, its answer going to body; *hs: the headers, freed by
  * the caller once the transfer ended. */
@@ -195,7 +208,7 @@ static CURLcode perform(client *c, CURL *h, const req *r, long timeout_ms,
   c->errbuf[0] = '\0';
   *status = 0;
   if (rc == CURLE_OK) {
-    rc = curl_easy_perform(h);
+    rc = run_transfer(c, h, r->tick);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
   }
   unprepare(h, &hs);
@@ -294,7 +307,8 @@ static const char *const METHODS[] = { "DELETE", "GET", "PATCH", "POST",
 static int do_request(lua_State *L, client *c, const req *r, double timeout)
 {
   double deadline = uh_monotonic() + timeout;
-  CURL *h = handle(c, &c->h);
+  /* a polled request's tick makes requests of its own (the Lease): on c->h */
+  CURL *h = handle(c, r->tick ? &c->w : &c->h);
   if (!h)
     return luaL_error(L, "libcurl initialisation failed");
   for (int attempt = 1;; attempt++) {
@@ -303,6 +317,11 @@ static int do_request(lua_State *L, client *c, const req *r, double timeout)
     CURLcode rc = perform(c, h, r, left > 0.001 ? (long)(left * 1000) : 1L,
                           &status);
     int again = rc == CURLE_OK ? retry_status(status) : retry_rc(rc, r->method);
+    if (r->tick) {
+      if (r->tick->raised)
+        return lua_error(L);    /* the tick's error, on the stack top */
+      again = 0;                /* the caller polls */
+    }
     if (again && attempt < MAX_ATTEMPTS &&
         uh_monotonic() + (d = backoff(h, attempt, rc == CURLE_OK ? status : 0))
         < deadline) {
@@ -325,6 +344,7 @@ static int client_request(lua_State *L)
 {
   client *c = checkclient(L);
   req r;
+  uh_lua_tick tick;
   double timeout;
   r.method = METHODS[luaL_checkoption(L, 2, NULL, METHODS)];
   r.path = luaL_checkstring(L, 3);
@@ -334,6 +354,13 @@ static int client_request(lua_State *L)
   r.accept = luaL_optstring(L, 7, "application/json");
   check_path(L, r.path, 3);
   luaL_argcheck(L, timeout > 0, 6, "timeout must be positive");
+  r.tick = NULL;
+  if (!lua_isnoneornil(L, 8)) {
+    luaL_checktype(L, 8, LUA_TFUNCTION);
+    lua_settop(L, 8);
+    tick = (uh_lua_tick){ L, 8, 0 };
+    r.tick = &tick;
+  }
   return do_request(L, c, &r, timeout);
 }
 
@@ -607,7 +634,7 @@ static int watch_result(lua_State *L, client *c, wctx *w, CURLcode rc,
     return 1;
   }
   if (rc != CURLE_OK && !(rc == CURLE_OPERATION_TIMEDOUT && w->status)) {
-    req r0 = { "GET", path, NULL, NULL, NULL, 0 };
+    req r0 = { "GET", path, NULL, NULL, NULL, 0, NULL };
     free(w->body.p);
     return push_neterr(L, c, &r0, rc, w->h, timeout);
   }
@@ -626,12 +653,17 @@ static int client_watch(lua_State *L)
   char url[UH_KC_SERVER_MAX + 8192];
   struct curl_slist *hs;
   wctx w;
+  uh_lua_tick tick = { L, 0, 0 };
   CURLcode rc;
   luaL_checktype(L, 4, LUA_TFUNCTION);
   luaL_argcheck(L, path[0] == '/' && strlen(path) < 8000, 2,
                 "an absolute path under 8000 bytes expected");
   luaL_argcheck(L, timeout > 0, 3, "timeout must be positive");
-  lua_settop(L, 4);
+  if (!lua_isnoneornil(L, 5)) {
+    luaL_checktype(L, 5, LUA_TFUNCTION);
+    tick.fn = 5;
+  }
+  lua_settop(L, 5);
   memset(&w, 0, sizeof w);
   w.L = L;
   w.fn = 4;
@@ -648,7 +680,8 @@ static int client_watch(lua_State *L)
   curl_easy_setopt(w.h, CURLOPT_WRITEFUNCTION, on_watch);
   curl_easy_setopt(w.h, CURLOPT_WRITEDATA, &w);
   c->errbuf[0] = '\0';
-  rc = curl_easy_perform(w.h);
+  rc = run_transfer(c, w.h, &tick);
+  w.failed = w.failed || tick.raised;   /* its error is on the stack top */
   curl_easy_setopt(w.h, CURLOPT_HTTPHEADER, NULL);
   curl_slist_free_all(hs);
   if (!w.status)
@@ -703,7 +736,9 @@ static int client_close(lua_State *L)
   }
   if (c->m)
     curl_multi_cleanup(c->m);
-  c->m = NULL;
+  if (c->wm)
+    curl_multi_cleanup(c->wm);
+  c->m = c->wm = NULL;
   free(c->body.p);
   c->body.p = NULL;
   uh_kubeconfig_free(&c->kc);

@@ -20,16 +20,21 @@
 #define UPHOOK_VERSION "0.1.0"
 
 /* Only set flags (and write(2), which is async-signal-safe): the broker
- * polls uh_interrupted and rolls back.  During the rollback a second
- * signal is refused, so that the rollback completes. */
+ * and every wait poll uh_interrupted and roll back.  A signal during the
+ * rollback sets uh_abandoned: the rollback's waits end at once, it takes
+ * no further step, and the journal is kept for `uphook recover`
+ * (docs/state.md "Signals"). */
 static void on_signal(int sig)
 {
-  static const char msg[] = "\nuphook: rolling back; it will finish "
-                            "before uphook exits\n";
+  static const char msg[] = "\nuphook: stopping the rollback: its waits end "
+                            "now; the journal is kept for uphook recover\n";
   (void)sig;
   if (uh_rolling_back) {
-    ssize_t r = write(2, msg, sizeof msg - 1);
-    (void)r;
+    if (!uh_abandoned) {
+      ssize_t r = write(2, msg, sizeof msg - 1);
+      (void)r;
+    }
+    uh_abandoned = 1;
     return;
   }
   uh_interrupted = 1;

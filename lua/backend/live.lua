@@ -555,7 +555,7 @@ end
 --- Watch -------------------------------------------------------------------
 
 -- One watch stream from `rv`; returns "done", "relist" or "timeout".
-function Live:_stream(info, base, sel, rv, left, offer)
+function Live:_stream(info, base, sel, rv, left, offer, tick)
   local outcome, err = "relist", nil
   local path = string.format("%s?watch=1&%s&resourceVersion=%s"
     .. "&allowWatchBookmarks=true&timeoutSeconds=%d", base, sel, esc(rv),
@@ -576,9 +576,10 @@ function Live:_stream(info, base, sel, rv, left, offer)
     if ev.type == "DELETED" then o = nil else fill(o, info) end
     if offer(o) then outcome = "done"; return true end
     return false
-  end)
+  end, tick)
   if err then raise(err) end
   if ok == nil then
+    if tick then tick() end
     self.sys.sleep(math.min(0.2, math.max(0, left)))   -- relist
   elseif ok == false and st ~= 200 and st ~= 410 then
     raise(self:_status_error(st, text, "GET", path))
@@ -588,8 +589,9 @@ end
 
 ---uphook.Backend's watch (lua/core/backend.lua), over the API's watch:
 ---the current object, then every change, relisting where the server
----ends the stream.
-function Live:watch(kind, name, namespace, fn, timeout)
+---ends the stream; `tick` is called at least every 0.2 s (what it
+---raises ends the watch).
+function Live:watch(kind, name, namespace, fn, timeout, tick)
   assert(type(fn) == "function", "watch: fn must be a function")
   local info = self:_resolve(kind)
   local deadline = self:now() + (timeout or 300)
@@ -609,7 +611,9 @@ function Live:watch(kind, name, namespace, fn, timeout)
     local left = deadline - self:now()
     if left <= 0 then return false, obj end
     local rv = type(l.metadata) == "table" and l.metadata.resourceVersion
-    if self:_stream(info, base, sel, rv or "0", left, offer) == "done" then
+    if tick then tick() end
+    if self:_stream(info, base, sel, rv or "0", left, offer, tick) == "done"
+    then
       return true, obj
     end
     if deadline - self:now() <= 0 then return false, obj end
@@ -722,22 +726,36 @@ function Live:kubelet_config(name)
 end
 
 ---Wait until the API server answers GET /readyz with 200 (after this
----node's kubelite restarted it), at most `timeout` seconds.
+---node's kubelite restarted it), at most `timeout` seconds; `tick` is
+---called at least every 0.2 s. A server that answers /readyz with 404
+---is no kube-apiserver starting: /version answers for it, or the wait
+---fails at once saying so (docs/microk8s.md, the table of changes).
 ---@param timeout number
+---@param tick? fun()
 ---@return boolean ok, string|nil err
-function Live:api_ready(timeout)
+function Live:api_ready(timeout, tick)
   local sys = self.sys
   local deadline = sys.now() + timeout
   local last = "no answer"
   while true do
     local left = deadline - sys.now()
     local st, text = self.client:request("GET", "/readyz", nil, nil,
-      math.max(0.1, math.min(left, self.request_timeout)), "text/plain")
+      math.max(0.1, math.min(left, self.request_timeout)), "text/plain", tick)
     if st == 200 then return true end
+    if st == 404 then
+      local vs = self.client:request("GET", "/version", nil, nil,
+        math.max(0.1, math.min(left, self.request_timeout)), nil, tick)
+      if vs == 200 then return true end
+      return false, string.format("the server %s answers /readyz with HTTP "
+        .. "404 and /version with %s: it is not a kube-apiserver that is "
+        .. "starting", self.client:server(), vs and ("HTTP " .. vs)
+        or "no answer")
+    end
     last = st and string.format("HTTP %d %s", st,
       tostring(text):sub(1, 120):gsub("%s+$", "")) or tostring(text)
     left = deadline - sys.now()
     if left <= 0 then break end
+    if tick then tick() end
     sys.sleep(math.min(0.2, left))
   end
   return false, string.format("the API server %s is not ready %g s after "

@@ -11,6 +11,7 @@ local Report = require "uphook.cmd.report"
 local R = require "uphook.core.run"
 local selfcmd = require "uphook.cmd.selfcmd"
 local state = require "uphook.engine.state"
+local waits = require "uphook.engine.wait"
 
 local M = {}
 
@@ -346,8 +347,14 @@ end
 --- recover itself: undo the journal's records, say so in the history,
 --- then remove the journal and the interrupted run's Lease.
 local function recover_undo(o, c, report, run, L, begin, body)
-  local ok, problems, restored = rollback.undo(run, body)
-  for _, r in ipairs(restored) do report:info(r) end
+  -- a signal now ends recover's waits and keeps the journal (exit 6)
+  c.broker.rolling_back(true)
+  run.rolling_back = true
+  -- each step as it is done: a node's restart waits up to 5 min
+  local ok, problems, restored = rollback.undo(run, body, function(done, text)
+    if done then report:info(text) else report:error("cannot undo " .. text) end
+  end)
+  c.broker.rolling_back(false)
   -- the history says so, as for the run it recovers (docs/state.md)
   if begin.from then
     state.note(run, { from = begin.from, to = begin.to,
@@ -357,7 +364,9 @@ local function recover_undo(o, c, report, run, L, begin, body)
       not ok and body or nil)
   end
   if not ok then
-    for _, p in ipairs(problems) do report:error("cannot undo " .. p) end
+    for _, p in ipairs(problems) do
+      if p:find(waits.ABANDONED, 1, true) then report:error("not undone: " .. p) end
+    end
     report:error(string.format("recovery incomplete; the journal is kept "
       .. "at %s; when what is named above is fixed, run again: %s",
       L.journal_path, selfcmd.line(o, c, "recover", o.addon.name)))

@@ -113,6 +113,43 @@ function M:progress(text)
   end
 end
 
+--- "12 s", "2 min 5 s"
+local function secs(s)
+  s = math.floor(s + 0.5)
+  if s < 120 then return s .. " s" end
+  if s % 60 == 0 then return string.format("%d min", s // 60) end
+  return string.format("%d min %d s", s // 60, s % 60)
+end
+
+---A wait in progress (docs/output.md "Waits"): what is awaited, elapsed
+---and limit. On a TTY the status line says it at every look; off one, a
+---line at each heartbeat (`beat`, every 10 s of the wait); under
+-----output json a `wait` event at each heartbeat.
+---@param w {what: string, elapsed: number, limit: number, status?: string}
+---@param beat boolean
+function M:waiting(w, beat)
+  if self.capture then return end
+  if self.format == "json" then
+    if beat then
+      self:event({ event = "wait", what = w.what,
+        elapsed = math.floor(w.elapsed * 10 + 0.5) / 10, limit = w.limit,
+        status = w.status })
+    end
+    return
+  end
+  if self.verbosity < 0 then return end
+  local text = string.format("waiting for %s: %s of %s%s", w.what,
+    secs(w.elapsed), secs(w.limit), w.status and (" (" .. w.status .. ")")
+    or "")
+  if self.status_line then
+    self.spin = (self.spin or 0) % #SPIN + 1
+    self.status = text
+    self.ewrite("\r\27[K  " .. SPIN[self.spin] .. " " .. escape.text(text))
+  elseif beat then
+    self.write(stamp(self) .. "  ... " .. escape.text(text) .. "\n")
+  end
+end
+
 ---Clear the status line (before any other line is printed).
 function M:clear_status()
   if self.status_line and self.status then

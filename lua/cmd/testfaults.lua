@@ -131,9 +131,9 @@ local function faulty(env, backend, c)
     check("kube.list", short(kind), nil, nil, opts and opts.namespace)
     return backend:list(kind, opts)
   end
-  function b:watch(kind, name, ns, fn, timeout)
+  function b:watch(kind, name, ns, fn, timeout, tick)
     check("kube.watch", short(kind), name, nil, ns)
-    return backend:watch(kind, name, ns, fn, timeout)
+    return backend:watch(kind, name, ns, fn, timeout, tick)
   end
   function b:apply(obj, opts)
     local name = obj.metadata and obj.metadata.name

@@ -45,7 +45,9 @@
 ---@field delete fun(self: uphook.Backend, kind: string, name: string, namespace?: string): boolean
 ---fn(obj_or_nil) on the current object and on every change, until fn
 ---returns true (true, obj) or `timeout` seconds pass (false, last_obj).
----@field watch fun(self: uphook.Backend, kind: string, name: string, namespace: string|nil, fn: fun(obj: table|nil): boolean, timeout?: number): boolean, table|nil
+---`tick` is called at least every 0.2 s of the wait (the mock: between
+---its events); what it raises ends the watch (lua/engine/wait.lua).
+---@field watch fun(self: uphook.Backend, kind: string, name: string, namespace: string|nil, fn: fun(obj: table|nil): boolean, timeout?: number, tick?: fun()): boolean, table|nil
 ---Seconds (the mock: its clock).
 ---@field now fun(self: uphook.Backend): number
 ---Wait (the mock: advances its clock).
@@ -63,8 +65,9 @@
 ---@field agent_configure fun(self: uphook.Backend, reqs: {node: string, address: string, body: table}[], opts?: {timeout?: number}): table[]
 ---A node's running kubelet configuration (its configz), or nil, err.
 ---@field kubelet_config fun(self: uphook.Backend, node: string): table|nil, table|string|nil
----After this node's kubelite restart: true once the API server answers.
----@field api_ready fun(self: uphook.Backend, timeout?: number): boolean, string|nil
+---After this node's kubelite restart: true once the API server answers;
+---`tick` as watch's.
+---@field api_ready fun(self: uphook.Backend, timeout?: number, tick?: fun()): boolean, string|nil
 ---Optional (live): bound every request by monotonic time t too; nil: each
 ---by its own timeout (rollback, recover).
 ---@field set_deadline? fun(self: uphook.Backend, t: number|nil)

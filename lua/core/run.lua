@@ -93,6 +93,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field preflight? uphook.Topology the nodes the preflight checked: a change goes to these
 ---@field changed_nodes table<string, true> the other nodes whose args this run changed
 ---@field changed_here? boolean this node's args changed in this run
+---@field rolling_back? boolean a rollback (or recover) runs: a signal now stops it, the journal kept (lua/engine/wait.lua)
 ---@field other_nodes? integer the other nodes a hook with node settings changes (the consent question says their priors may be assumed)
 ---@field repaired? boolean at the current version: node drift is being repaired
 ---@field noop? boolean already at the target version: nothing ran

@@ -139,11 +139,15 @@ local function rewrite(run)
   return true
 end
 
----Renew the Lease during long waits (every third of its duration).
+---Seconds between two renewals of the Lease during a wait (a quarter of
+---its duration: every wait ticks at least every 0.2 s, lua/engine/wait.lua).
+M.RENEW = LEASE_SECONDS / 4
+
+---Renew the Lease during long waits (every M.RENEW seconds).
 ---@param run uphook.Run
 function M.renew(run)
   if not run.locked then return end
-  if run.renewed and wall(run) - run.renewed < LEASE_SECONDS / 3 then return end
+  if run.renewed and wall(run) - run.renewed < M.RENEW then return end
   local ok, err = rewrite(run)
   if not ok then run.report:log("warn", "could not renew the Lease: " .. err) end
 end

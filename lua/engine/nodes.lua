@@ -14,6 +14,7 @@
 --- Imports: uphook.core.configz and uphook.core.ip (prims and rollback import
 --- this).
 local configz = require "uphook.core.configz"
+local wait = require "uphook.engine.wait"
 
 local M = {}
 
@@ -413,17 +414,12 @@ end
 
 --- Restarts ------------------------------------------------------------------
 
----Wait until a restarted node is Ready again with its kubelet's configz
----answering, polling every M.POLL seconds; raises on timeout.
----@param run table
----@param name string
----@param timeout number seconds
----@param tick? fun() called at each look (renews the Lease)
-function M.wait_ready(run, name, timeout, tick)
+--- The looks of wait_ready, every M.POLL seconds.
+local function poll_ready(run, name, timeout, w)
   local b = run.backend
   local deadline, last = b:now() + timeout, "absent"
   while true do
-    if tick then tick() end
+    w:tick()
     local ok, list = pcall(b.list, b, "v1/Node", {})
     local node
     for _, n in ipairs(ok and list or {}) do
@@ -436,30 +432,43 @@ function M.wait_ready(run, name, timeout, tick)
     elseif node then last = "not Ready"
     elseif not ok then last = "the API server does not answer"
     end
+    w:see(last)
     if b:now() >= deadline then
       error(string.format("node %s did not come back within %gs after the "
         .. "restart (last seen: %s)", name, timeout, last), 0)
     end
-    b:sleep(M.POLL)
+    w:sleep(M.POLL)
   end
+end
+
+---Wait until a restarted node is Ready again with its kubelet's configz
+---answering, polling every M.POLL seconds (a wait: lua/engine/wait.lua);
+---raises on timeout.
+---@param run table
+---@param name string
+---@param timeout number seconds
+function M.wait_ready(run, name, timeout)
+  wait.run(run, string.format("node %s to be Ready again after its restart",
+    name), timeout, function(w) poll_ready(run, name, timeout, w) end)
 end
 
 ---After this node's kubelite restart, which restarts the API server
 ---uphook talks to: wait until it answers, then for this node.
 ---@param run table
 ---@param timeout number
----@param tick? fun()
-function M.after_local_restart(run, timeout, tick)
+function M.after_local_restart(run, timeout)
   local b = run.backend
   if b.api_ready then
-    local ok, err = b:api_ready(timeout)
+    local ok, err = wait.run(run, "the API server to answer after the "
+      .. "kubelite restart", timeout, function(w)
+        return b:api_ready(timeout, w.fn)
+      end)
     if not ok then
-      error(string.format("the API server did not answer within %gs after "
-        .. "kubelite restarted: %s", timeout, message(err)), 0)
+      error("after the kubelite restart: " .. message(err), 0)
     end
   end
   local this = M.this_name(run)
-  if this then M.wait_ready(run, this, timeout, tick) end
+  if this then M.wait_ready(run, this, timeout) end
 end
 
 --- Undo ----------------------------------------------------------------------

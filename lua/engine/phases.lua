@@ -20,6 +20,7 @@ local consent = require "uphook.engine.consent"
 local plantext = require "uphook.engine.plantext"
 local hookdecl = require "uphook.engine.hookdecl"
 local permissions = require "uphook.engine.permissions"
+local wait = require "uphook.engine.wait"
 
 local M = {}
 
@@ -347,21 +348,24 @@ end
 --- Undo every journaled change; true when all of it was undone.
 local function undo_all(run, announce)
   run.c.broker.rolling_back(true)
+  run.rolling_back = true
   -- past --timeout: the rollback's requests each get their own timeout
   if run.backend.set_deadline then run.backend:set_deadline(nil) end
   if announce then
     run.report:info(string.format("Rolling back %d change%s...",
       #run.records, #run.records == 1 and "" or "s"))
     -- test-only: the rollback waits (at most 60 s) until the file this
-    -- names exists, so a test can show that a second ^C cannot stop it
+    -- names exists, so a test can show that a signal during it ends it
     local gate = run.c.sys.getenv("UPHOOK_TEST_ROLLBACK_GATE")
     local t0 = run.c.sys.now()
-    while gate and not run.c.sys.read(gate) and run.c.sys.now() - t0 < 60 do
+    while gate and not run.c.sys.read(gate) and run.c.sys.now() - t0 < 60
+        and not wait.abandoned(run) do
       run.c.sys.sleep(0.05)
     end
   end
   local ok, problems, restored = rollback.undo(run, run.records)
   run.c.broker.rolling_back(false)
+  run.rolling_back = false
   run.restored = restored
   if not ok then
     run.problems = problems

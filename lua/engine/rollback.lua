@@ -9,6 +9,7 @@ local apierror = require "uphook.core.apierror"
 local tables = require "uphook.core.tables"
 local lease = require "uphook.engine.lease"
 local nodes = require "uphook.engine.nodes"
+local wait = require "uphook.engine.wait"
 
 local M = {}
 
@@ -348,13 +349,14 @@ end
 --- the other nodes first, one at a time (each Ready again before the
 --- next), then this node, as the upgrade rolled them. A node restarts
 --- again only when its args were restored.
-local function restart_again(run, remote, here, restored_on, problems)
+local function restart_again(run, remote, here, restored_on, problems, step)
   for _, rec in ipairs(remote) do
     if restored_on[rec.node] then
       local ok, e = pcall(nodes.restart_again, run, rec)
       if not ok then
         problems[#problems + 1] = describe(rec) .. ": " .. msg_of(e)
       end
+      step(ok, describe(rec), ok and "restarted " or msg_of(e))
     end
   end
   for _, svc in ipairs(here) do
@@ -364,7 +366,20 @@ local function restart_again(run, remote, here, restored_on, problems)
     end
     if not ok then problems[#problems + 1] = "restart " .. svc .. ": "
       .. msg_of(e) end
+    step(ok, svc .. " on this node", ok and "restarted " or msg_of(e))
   end
+end
+
+--- The changes a signal during the rollback left undone (the journal
+--- keeps them for recover).
+local function stopped(records, i, problems)
+  local n = 0
+  for k = i, 1, -1 do
+    local op = records[k].op
+    if op ~= "made" and op ~= "begin" then n = n + 1 end
+  end
+  problems[#problems + 1] = string.format("%d change%s: %s", n,
+    n == 1 and "" or "s", wait.ABANDONED)
 end
 
 --- A "made" record belongs to the change of the same object before it.
@@ -378,17 +393,28 @@ local function pair_made(records)
 end
 
 ---Undo every record in reverse. Returns true, or false and the list of
----changes that could not be undone (the journal is then kept).
+---changes that could not be undone (the journal is then kept). A signal
+---during the rollback stops it before its next step (docs/state.md
+---"Signals"); the write in flight is not interrupted. `on_step(ok, what,
+---how)` hears of each step as it is done (recover streams them).
 ---@return boolean ok, string[] problems, string[] restored
 ---@param run uphook.Run|table a run, or recover's {backend, roots, fs}
 ---@param records table[] journal records, oldest first
-function M.undo(run, records)
+---@param on_step? fun(ok: boolean, text: string)
+function M.undo(run, records, on_step)
   local problems, restored = {}, {}
   local here, remote, seen, restored_on = {}, {}, {}, {}
+  local function step(ok, what, how)
+    if on_step then on_step(ok, ok and (how .. what) or (what .. ": " .. how)) end
+  end
   pair_made(records)
   remade = {}
   for i = #records, 1, -1 do
     local rec = records[i]
+    if wait.abandoned(run) then
+      stopped(records, i, problems)
+      return false, problems, restored
+    end
     local ok, what = pcall(function()
       if rec.op == "kube" then return undo_kube(run, rec)
       elseif rec.op == "file" then return undo_file(run, rec)
@@ -409,11 +435,17 @@ function M.undo(run, records)
     end)
     if not ok then
       problems[#problems + 1] = describe(rec) .. ": " .. msg_of(what)
+      step(false, describe(rec), msg_of(what))
     elseif what then
       restored[#restored + 1] = what .. describe(rec)
+      step(true, describe(rec), what)
     end
   end
-  restart_again(run, remote, here, restored_on, problems)
+  if wait.abandoned(run) then
+    problems[#problems + 1] = "the restarts again: " .. wait.ABANDONED
+  else
+    restart_again(run, remote, here, restored_on, problems, step)
+  end
   return #problems == 0, problems, restored
 end
 

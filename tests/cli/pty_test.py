@@ -108,7 +108,10 @@ check("on a terminal: the upgrade works", rc == 0 and b"Upgraded dns" in tty, sh
 check("on a terminal: steps in colour", b"\x1b[1;34m[1] " in tty, show(tty))
 frames = list(SPIN.finditer(tty))
 check("on a terminal: a status line with a spinner during the wait",
-      frames and b"replicas updated" in frames[0].group(0), show(tty))
+      any(b"replicas updated" in f.group(0) for f in frames), show(tty))
+check("... which says what is awaited, elapsed and limit (docs/output.md \"Waits\")",
+      any(re.search(rb"waiting for node \S+ to be Ready again after its restart: "
+                    rb"\d+ s of \d+ (s|min)", f.group(0)) for f in frames), show(tty))
 uncleared = [f.group(0) for f in frames
              if not tty[f.end():].startswith(b"\r\x1b[K")]
 check("the status line is cleared before the next line is printed",

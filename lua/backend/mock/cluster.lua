@@ -807,13 +807,14 @@ end
 
 ---uphook.Backend's watch (lua/core/backend.lua) on the mock clock, which
 ---jumps from event to event, so a timeout costs no real time.
-function Cluster:watch(kind, name, namespace, fn, timeout)
+function Cluster:watch(kind, name, namespace, fn, timeout, tick)
   assert(type(fn) == "function", "watch: fn must be a function")
   local deadline = self.clock:now() + (timeout or 300)
   local obj = self:get(kind, name, namespace)
   if fn(obj) then return true, obj end
   local seen = obj and obj.metadata.resourceVersion
   while true do
+    if tick then tick() end
     local t = self.clock:next_event()
     if not t or t > deadline then
       self.clock:advance_to(deadline)

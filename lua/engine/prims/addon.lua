@@ -1,6 +1,7 @@
 --- uphook.engine.prims.addon: addon.read, log.*, and the child's internal
 --- requests (sleep, require of a module beside the hook).
 local plan = require "uphook.engine.plan"
+local wait = require "uphook.engine.wait"
 local args = require "uphook.engine.prims.args"
 local files = require "uphook.engine.prims.files"
 local checktype = args.checktype
@@ -59,12 +60,15 @@ for _, level in ipairs { "info", "warn", "step" } do
   end
 end
 
----The child's sleep: on the backend's clock, within the deadline.
+---The child's sleep: on the backend's clock, within the deadline; a
+---quiet wait (lua/engine/wait.lua): it answers a signal and renews the
+---Lease, and shows nothing (a hook's polling loop logs what it awaits).
 ---@param run uphook.Run
 ---@param seconds number
 function H.__uphook_sleep(run, seconds)
   checktype(seconds, "number", 1, "sleep")
-  run.backend:sleep(math.max(0, math.min(seconds, run:remaining())))
+  local s = math.max(0, math.min(seconds, run:remaining()))
+  wait.new(run, "sleep", s, { quiet = true }):sleep(s)
 end
 
 --- Module names: dotted identifiers (linear checks, at most 256 bytes).

@@ -6,7 +6,7 @@ local plan = require "uphook.engine.plan"
 local kinds = require "uphook.core.kinds"
 local names = require "uphook.core.names"
 local errors = require "uphook.core.errors"
-local lease = require "uphook.engine.lease"
+local wait = require "uphook.engine.wait"
 local consent = require "uphook.engine.consent"
 local args = require "uphook.engine.prims.args"
 local permissions = require "uphook.engine.permissions"
@@ -328,15 +328,19 @@ function H.kube_rollout(run, kind, name, namespace, opts)
     return true
   end
   local status = "not observed"
-  local ok, last = run.backend:watch(kind, name, namespace, function(obj)
-    local done
-    lease.renew(run)
-    done, status = rolled_out(obj)
-    if obj and run.report.progress then
-      run.report:progress(string.format("%s %s: %s", kind, name, status))
-    end
-    return done
-  end, timeout)
+  local what = string.format("the rollout of %s %s", kind,
+    kinds.joinname(name, namespace))
+  local ok, last = wait.run(run, what, timeout, function(w)
+    return run.backend:watch(kind, name, namespace, function(obj)
+      local done
+      done, status = rolled_out(obj)
+      w:see(status)
+      if obj and run.report.progress then
+        run.report:progress(string.format("%s %s: %s", kind, name, status))
+      end
+      return done
+    end, timeout, w.fn)
+  end)
   if not ok then
     errors.raise("Timeout", string.format("timeout after %gs waiting for "
       .. "the rollout of %s %s: %s", timeout, kind,
@@ -363,18 +367,23 @@ function H.kube_wait(run, kind, name, namespace, opts)
     return true
   end
   local seen = "absent"
-  local ok = run.backend:watch(kind, name, namespace, function(obj)
-    lease.renew(run)
-    if not obj then seen = "absent"; return false end
-    seen = "no " .. opts.condition .. " condition"
-    for _, c in ipairs((obj.status or {}).conditions or {}) do
-      if c.type == opts.condition then
-        seen = opts.condition .. "=" .. tostring(c.status)
-        return c.status == "True"
+  local what = string.format("%s %s to be %s", kind,
+    kinds.joinname(name, namespace), opts.condition)
+  local ok = wait.run(run, what, timeout, function(w)
+    return run.backend:watch(kind, name, namespace, function(obj)
+      if not obj then seen = "absent"; return false end
+      seen = "no " .. opts.condition .. " condition"
+      for _, c in ipairs((obj.status or {}).conditions or {}) do
+        if c.type == opts.condition then
+          seen = opts.condition .. "=" .. tostring(c.status)
+          w:see(seen)
+          return c.status == "True"
+        end
       end
-    end
-    return false
-  end, timeout)
+      w:see(seen)
+      return false
+    end, timeout, w.fn)
+  end)
   if not ok then
     errors.raise("Timeout", string.format("timeout after %gs waiting for "
       .. "%s %s to be %s (last seen: %s)", timeout, kind,

@@ -3,7 +3,6 @@
 --- nodes, priors and rolling restarts).
 local rollback = require "uphook.engine.rollback"
 local plan = require "uphook.engine.plan"
-local lease = require "uphook.engine.lease"
 local nodes = require "uphook.engine.nodes"
 local args = require "uphook.engine.prims.args"
 local permissions = require "uphook.engine.permissions"
@@ -85,10 +84,6 @@ function H.nodes_resolv_conf(run)
   return nodes.resolv_conf(run)
 end
 
-local function renew(run)
-  return function() lease.renew(run) end
-end
-
 --- Restart on another node: journaled, then the agent's restart, then
 --- the node must be Ready again with its kubelet answering.
 local function restart_remote(run, name, n)
@@ -105,7 +100,7 @@ local function restart_remote(run, name, n)
       nodes.failure(req, r)), 0)
   end
   rollback.changed(run)
-  nodes.wait_ready(run, n.name, run:remaining(), renew(run))
+  nodes.wait_ready(run, n.name, run:remaining())
 end
 
 ---service.restart: on every node (opts.nodes), one node at a time, this
@@ -145,7 +140,7 @@ function H.service_restart(run, name, opts)
   run.backend:restart(name)
   rollback.changed(run)
   if name == "kubelite" then
-    nodes.after_local_restart(run, run:remaining(), renew(run))
+    nodes.after_local_restart(run, run:remaining())
   end
 end
 
