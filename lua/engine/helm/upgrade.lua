@@ -11,7 +11,7 @@
 --- back with the rest of the run, so no new revision remains.
 local batch = require "uphook.engine.batch"
 local plan = require "uphook.engine.plan"
-local lease = require "uphook.engine.lease"
+local wait = require "uphook.engine.wait"
 local kube = require "uphook.engine.prims.kube"
 local args = require "uphook.engine.prims.args"
 local errors = require "uphook.core.errors"
@@ -210,17 +210,16 @@ local function wait_hook(run, h, timeout)
   end
   if obj.kind ~= "Job" and obj.kind ~= "Pod" then return true end
   local ok_, why
-  local seen = run.backend:watch(kinds.gvk(obj), md.name, md.namespace,
-    function(o)
-      lease.renew(run)
-      if run.c.broker and run.c.broker.interrupted() then
-        ok_, why = false, "interrupted by a signal"
-        return true
-      end
-      local done, msg = hook_state(o)
-      if done ~= nil then ok_, why = done, msg end
-      return done ~= nil
-    end, timeout)
+  -- a wait (lua/engine/wait.lua): a signal ends it within 0.2 s
+  local seen = wait.run(run, what .. " to complete", timeout, function(w)
+    return run.backend:watch(kinds.gvk(obj), md.name, md.namespace,
+      function(o)
+        local done, msg = hook_state(o)
+        if done ~= nil then ok_, why = done, msg end
+        w:see(msg)
+        return done ~= nil
+      end, timeout, w.fn)
+  end)
   if not seen and ok_ == nil then
     errors.raise("Timeout", string.format("timeout after %gs waiting for %s",
       timeout, what))
