@@ -5,7 +5,11 @@ compared with cmp.
 normalize.py FILE [lease]: with "lease", without uphook's records of runs
 either: its Leases uphook-*, and the history of its state ConfigMaps
 kube-system/uphook-* (a failed or recovered run adds an entry there,
-docs/state.md; a ConfigMap holding nothing else is left out)."""
+docs/state.md; a ConfigMap holding nothing else is left out).
+
+normalize.py --same BASE FILE...: each FILE normalized as with "lease",
+compared with BASE (that output); prints each FILE that differs, and exits
+1 when one does (one process for many worlds)."""
 import json
 import sys
 
@@ -24,9 +28,7 @@ def clean(o):
     return o
 
 
-docs = list(yaml.safe_load_all(open(sys.argv[1])))
-if len(docs) == 1 and isinstance(docs[0], dict) and "items" in docs[0]:
-    docs = docs[0]["items"]        # the fake API server's /_fake/objects
+SKIP_RUNS = "lease"
 
 
 def controller_made(o):
@@ -37,23 +39,33 @@ def controller_made(o):
                for r in (o.get("metadata") or {}).get("ownerReferences") or [])
 
 
-objs = [clean(d) for d in docs if isinstance(d, dict) and not controller_made(d)]
-skip = sys.argv[2] if len(sys.argv) > 2 else None
-
-
 def uphooks(o, kind):
     md = o["metadata"]
     return o.get("kind") == kind and md["name"].startswith("uphook-") \
         and md.get("namespace") == "kube-system"
 
 
-if skip:
-    objs = [o for o in objs if not uphooks(o, "Lease")]
-    for o in objs:
-        if uphooks(o, "ConfigMap") and isinstance(o.get("data"), dict):
-            o["data"] = {k: v for k, v in o["data"].items() if k != "history"}
-    objs = [o for o in objs if not (uphooks(o, "ConfigMap") and not o.get("data"))]
-objs.sort(key=lambda o: (o.get("apiVersion", ""), o.get("kind", ""),
-                         o["metadata"].get("namespace", ""),
-                         o["metadata"].get("name", "")))
-print(json.dumps(objs, indent=1, sort_keys=True))
+def normalize(path, skip):
+    docs = list(yaml.safe_load_all(open(path)))
+    if len(docs) == 1 and isinstance(docs[0], dict) and "items" in docs[0]:
+        docs = docs[0]["items"]        # the fake API server's /_fake/objects
+    objs = [clean(d) for d in docs if isinstance(d, dict) and not controller_made(d)]
+    if skip:
+        objs = [o for o in objs if not uphooks(o, "Lease")]
+        for o in objs:
+            if uphooks(o, "ConfigMap") and isinstance(o.get("data"), dict):
+                o["data"] = {k: v for k, v in o["data"].items() if k != "history"}
+        objs = [o for o in objs if not (uphooks(o, "ConfigMap") and not o.get("data"))]
+    objs.sort(key=lambda o: (o.get("apiVersion", ""), o.get("kind", ""),
+                             o["metadata"].get("namespace", ""),
+                             o["metadata"].get("name", "")))
+    return json.dumps(objs, indent=1, sort_keys=True)
+
+
+if sys.argv[1] == "--same":
+    base = open(sys.argv[2]).read().rstrip("\n")
+    differ = [f for f in sys.argv[3:] if normalize(f, SKIP_RUNS) != base]
+    for f in differ:
+        print(f)
+    sys.exit(1 if differ else 0)
+print(normalize(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))
