@@ -168,6 +168,22 @@ static int run(void (*before)(void), void (*after)(void),
 }
 
 
+/* Forks a child that runs first() and then()
+ * without confinement and exits 0; returns its wait status. */
+static int run_unconfined(void (*first)(void), void (*then)(void))
+{
+  int st = -1;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    first();
+    then();
+    _exit(0);
+  }
+  while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  return st;
+}
+
 static int exists(const char *name)
 {
   char path[128];
@@ -317,15 +333,7 @@ static void on_usr1(int sig) { (void)sig; usr1_seen = 1; }
  * died by SIGSEGV without making it, -1 for anything else. */
 static int int80_served(void)
 {
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    map_low_path();
-    esc_int80();
-    _exit(0);
-  }
-  int st = -1;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  int st = run_unconfined(map_low_path, esc_int80);
   int made = exists("int80");
   unlink(path_int80);
   if (EXITED(st, 0) && made) return 1;
@@ -379,15 +387,7 @@ static void test_native_escapes_die_by_sigsys(void)
  * an escape when there is one. */
 static void test_escapes_work_unconfined(void)
 {
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    esc_openat();
-    esc_kill_parent();
-    _exit(0);
-  }
-  int st;
-  waitpid(pid, &st, 0);
+  int st = run_unconfined(esc_openat, esc_kill_parent);
   CHECK(EXITED(st, 0));
   CHECK(exists("openat"));
   for (int i = 0; i < 1000 && !usr1_seen; i++) usleep(1000);
