@@ -143,6 +143,7 @@ T="$TMP/sigterm"; mkdir -p "$T"
 printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n' > "$TMP/n.yaml"
 "$UPHOOK" --addons "$SLOW" --offline "$TMP/n.yaml" --state-dir "$T" --timeout 1 plan slow >/dev/null 2>&1
 cp "$T/offline/cluster.yaml" "$TMP/sig-before.yaml"
+: >"$OUT"
 "$UPHOOK" --addons "$SLOW" --offline "$TMP/n.yaml" --state-dir "$T" --timeout 60 upgrade slow >"$OUT" 2>&1 & p=$!
 i=0; while ! grep -q "now working" "$OUT" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 kill -TERM $p; wait $p; RC=$?
@@ -160,6 +161,9 @@ cp "$T/offline/cluster.yaml" "$TMP/int-before.yaml"
 # The rollback waits for the gate file (test-only), so the second signal
 # surely lands during it, however slow the machine (valgrind).
 GATE="$TMP/rollback-gate"; rm -f "$GATE"
+# $OUT emptied first: it holds the last run's "now working" and "Rolling
+# back", which the loops below could see before this run's redirection
+: >"$OUT"
 UPHOOK_TEST_ROLLBACK_GATE="$GATE" "$UPHOOK" --addons "$SLOW" --offline "$TMP/n.yaml" \
   --state-dir "$T" --timeout 60 upgrade slow >"$OUT" 2>&1 & p=$!
 i=0; while ! grep -q "now working" "$OUT" && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done

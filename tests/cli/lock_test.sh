@@ -55,6 +55,9 @@ kill $HPID; wait $HPID 2>/dev/null
 # time: under valgrind uphook's start alone can take longer than that.
 export RELEASE="$TMP/release"; rm -f "$RELEASE"
 hold "$TMP/snap/scripts/wrappers/enable.py" 60
+# emptied first: the background upgrade's own redirection may come after
+# the loop's first look, which would find the last run's waiting line
+: >"$OUT"
 U upgrade hello --lock-wait 90 >"$OUT" 2>&1 & UPID=$!
 n=0
 while ! grep -q "waiting for the addon lock" "$OUT" && [ $n -lt 1200 ]; do
