@@ -28,9 +28,10 @@ run_helm() {
     timeout 120 "$HELM" "$@"
 }
 
-# The chart: a Deployment, a Service and a ConfigMap from its values, and a
-# pre-install/pre-upgrade hook Job (which Helm waits for; the fake completes
-# it); version 0.2.0 adds a key to the ConfigMap.
+# The chart: a Deployment, a Service and a ConfigMap from its values,
+# MetalLB's CRDs in crds/ and an IPAddressPool, and a pre-install/pre-upgrade
+# hook Job (which Helm waits for; the fake completes it); version 0.2.0
+# adds a key to the ConfigMap.
 chart() {
   c=$TMP/chart-$1
   mkdir -p "$c/templates"
@@ -83,6 +84,16 @@ metadata:
 data:
   greeting: {{ .Values.greeting | quote }}
 $( [ "$1" = 0.1.0 ] || echo '  added: "in 0.2.0"' )
+EOF
+  mkdir -p "$c/crds"
+  cp tests/data/corpus/addons/metallb/v0.14.9/crd.yaml "$c/crds/"  # 7 real CRDs
+  cat >"$c/templates/pool.yaml" <<'EOF'
+apiVersion: metallb.io/v1beta1
+kind: IPAddressPool
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  addresses: ["10.64.140.43-10.64.140.49"]
 EOF
   cat >"$c/templates/hook.yaml" <<'EOF'
 apiVersion: batch/v1
@@ -158,6 +169,11 @@ one_helm() {
   check "v$v: the pre-install hook Job ran to completion" \
     "^\['SuccessCriteriaMet', 'Complete'\]$" \
     fake_objs "[c['type'] for c in get('Job', 'web-migrate', 'apps')['status']['conditions']]"
+  check "v$v: the CRDs from crds/ are Established, a custom resource made" "^7 True$" \
+    fake_objs "'%s %s' % (len([o for o in items if o['kind'] == 'CustomResourceDefinition'
+      and {'type': 'Established', 'status': 'True'}.items() <= [c for c in o['status']
+      ['conditions'] if c['type'] == 'Established'][0].items()]),
+      get('IPAddressPool', 'web', 'apps') is not None)"
 
   # upgrade to 0.2.0 with more replicas
   check "v$v: upgrade --wait to chart 0.2.0 (revision 2)" "REVISION: 2" \
@@ -220,6 +236,9 @@ one_helm() {
       get('ConfigMap', 'web-config', 'apps'), [o['metadata']['name'] for o in items
       if (o['metadata'].get('labels') or {}).get('name') == 'web'])"
   check "v$v: list shows only the ConfigMap-stored release" "^cm " hcm list -n apps
+  check "v$v: the CRDs stay (Helm never deletes crds/), the resource went" "^True None$" \
+    fake_objs "'%s %s' % (get('CustomResourceDefinition', 'ipaddresspools.metallb.io')
+      is not None, get('IPAddressPool', 'web', 'apps'))"
 }
 
 one_helm 3
