@@ -367,9 +367,7 @@ static int fs_tmpopen(fs_op *op, int dirfd)
   return fs_fail(op, "create temporary file");
 }
 
-/* Copy in (a regular file of `size` bytes, at offset 0) to out:
- * copy_file_range where the filesystems allow, else read/write. */
-static int fs_copy(int in, int out, off_t size)
+int uh_fs_copy(int in, int out, off_t size)
 {
   ssize_t r;
   char *buf;
@@ -602,7 +600,7 @@ static int fs_install(lua_State *L)
   if (fs_root(op) || fs_check_final(op) || fs_parent(op, 1) ||
       fs_tmpopen(op, op->dirfd))
     return fs_error(L, op);
-  if (fs_copy(op->srcfd, op->fd, st.st_size) != 0) {
+  if (uh_fs_copy(op->srcfd, op->fd, st.st_size) != 0) {
     fs_fail(op, "copy");
     return fs_error(L, op);
   }
@@ -699,7 +697,7 @@ static int backup_copy(fs_op *op, const char *dest, const char *destbase)
   op->other = dest;
   if (fs_tmpopen(op, op->destfd) != 0)
     return -1;
-  if (fs_copy(op->srcfd, op->fd, st.st_size) != 0)
+  if (uh_fs_copy(op->srcfd, op->fd, st.st_size) != 0)
     return fs_fail(op, "copy");
   if (fs_commit(op, op->destfd, destbase, st.st_mode & 07777) != 0)
     return -1;

@@ -163,6 +163,7 @@ static const luaL_Reg helm_funcs[] = {
   { "chart", uh_helm_chart },
   { "gunzip", helm_gunzip },
   { "gzip", helm_gzip },
+  { "render", uh_helm_render },
   { NULL, NULL }
 };
 

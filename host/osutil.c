@@ -2,6 +2,7 @@
 #include "osutil.h"
 #include "arena.h"
 #include <errno.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -64,4 +65,48 @@ int uh_run(const char *const argv[])
     if (errno != EINTR)
       return -1;
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+void uh_wait_begin(struct uh_wait *w, double deadline, volatile int *intr)
+{
+  sigset_t block;
+  w->deadline = deadline;
+  w->intr = intr;
+  if (intr) {
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &w->old);
+  }
+}
+
+void uh_wait_end(struct uh_wait *w)
+{
+  if (w->intr)
+    sigprocmask(SIG_SETMASK, &w->old, NULL);
+}
+
+int uh_wait_poll(struct uh_wait *w, struct pollfd *fds, unsigned n)
+{
+  for (;;) {
+    struct timespec ts, *tp = NULL;
+    int r;
+    if (w->intr && *w->intr)
+      return UH_WAIT_INTR;
+    if (w->deadline >= 0) {
+      double left = w->deadline - uh_monotonic();
+      if (left <= 0)
+        return UH_WAIT_TIMEOUT;
+      if (left > 3600)
+        left = 3600;
+      ts.tv_sec = (time_t)left;
+      ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+      tp = &ts;
+    }
+    r = ppoll(fds, n, tp, w->intr ? &w->old : NULL);
+    if (r > 0)
+      return r;
+    if (r < 0 && errno != EINTR)
+      return UH_WAIT_ERR;
+  }
 }

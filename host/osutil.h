@@ -4,6 +4,8 @@
  * engine. */
 #ifndef UH_OSUTIL_H
 #define UH_OSUTIL_H
+#include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 
 /* CLOCK_MONOTONIC in seconds: deadlines, timeouts, progress. */
@@ -19,5 +21,26 @@ int uh_write_all(int fd, const void *buf, size_t n);
  * status, 128+signal when killed, or -1 with errno when it could not be
  * started or waited for. */
 int uh_run(const char *const argv[]);
+
+/* A wait for descriptors until a deadline (CLOCK_MONOTONIC; < 0: none)
+ * and, with intr, until *intr is set (uh_interrupted: SIGINT, SIGTERM,
+ * host/main.c).  uh_wait_begin blocks those two signals until
+ * uh_wait_end; each uh_wait_poll checks *intr, then unblocks them only
+ * inside ppoll, atomically, so that one that comes in between cuts the
+ * wait short at once instead of being noticed at the deadline.  The
+ * broker's frames (host/rpc.c) and the Helm render child
+ * (host/helm_render.c) wait through it. */
+struct uh_wait {
+  double deadline;
+  volatile int *intr;
+  sigset_t old;          /* the mask to poll with (with intr) */
+};
+enum { UH_WAIT_TIMEOUT = 0, UH_WAIT_ERR = -1, UH_WAIT_INTR = -2 };
+
+void uh_wait_begin(struct uh_wait *w, double deadline, volatile int *intr);
+void uh_wait_end(struct uh_wait *w);
+/* Poll fds until one has an event: how many have, or UH_WAIT_TIMEOUT,
+ * UH_WAIT_INTR, or UH_WAIT_ERR with errno. */
+int uh_wait_poll(struct uh_wait *w, struct pollfd *fds, unsigned n);
 
 #endif

@@ -1,12 +1,10 @@
 /* Length-prefixed MessagePack frames over pipes. */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <msgpack.h>
@@ -63,64 +61,17 @@ int uh_rpc_send(int fd, lua_State *L, int idx, char *err, size_t errlen)
 }
 
 /* How a frame is waited for: until the deadline (< 0: none), and, with
- * intr, until *intr is set.  With intr, the signals that set it (SIGINT,
- * SIGTERM: host/main.c) are blocked for the whole frame, from each check
- * of *intr until ppoll unblocks them atomically, so that one that comes
- * in between cuts the wait short instead of being noticed only at the
- * deadline; once per frame, not per read, as the mask costs two system
- * calls. */
-struct wait {
-  double deadline;
-  volatile int *intr;
-  sigset_t old;          /* the mask to poll with (with intr) */
-};
-
-static void wait_begin(struct wait *w, double deadline, volatile int *intr)
+ * intr, until *intr is set (uh_wait_begin in host/osutil.c); once per frame,
+ * not per read, as the signal mask costs two system calls. */
+static int wait_readable(int fd, struct uh_wait *w)
 {
-  sigset_t block;
-  w->deadline = deadline;
-  w->intr = intr;
-  if (intr) {
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &w->old);
-  }
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+  int r = uh_wait_poll(w, &p, 1);
+  return r > 0 ? UH_RPC_OK : r == UH_WAIT_TIMEOUT ? UH_RPC_TIMEOUT
+         : r == UH_WAIT_INTR ? UH_RPC_INTR : UH_RPC_ERR;
 }
 
-static void wait_end(struct wait *w)
-{
-  if (w->intr)
-    sigprocmask(SIG_SETMASK, &w->old, NULL);
-}
-
-static int wait_readable(int fd, struct wait *w)
-{
-  for (;;) {
-    struct pollfd p = { .fd = fd, .events = POLLIN };
-    struct timespec ts, *tp = NULL;
-    int r;
-    if (w->intr && *w->intr)
-      return UH_RPC_INTR;
-    if (w->deadline >= 0) {
-      double left = w->deadline - uh_monotonic();
-      if (left <= 0)
-        return UH_RPC_TIMEOUT;
-      if (left > 3600)
-        left = 3600;
-      ts.tv_sec = (time_t)left;
-      ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-      tp = &ts;
-    }
-    r = ppoll(&p, 1, tp, w->intr ? &w->old : NULL);
-    if (r > 0)
-      return UH_RPC_OK;
-    if (r < 0 && errno != EINTR)
-      return UH_RPC_ERR;
-  }
-}
-
-static int read_all(int fd, char *p, size_t n, struct wait *w)
+static int read_all(int fd, char *p, size_t n, struct uh_wait *w)
 {
   size_t got = 0;
   while (got < n) {
@@ -162,7 +113,7 @@ int uh_rpc_recv(int fd, lua_State *L, double deadline, volatile int *intr,
 }
 
 /* Read one frame's payload into *buf (frame_buffer's) and its length. */
-static int read_frame(int fd, struct wait *w, char **buf, uint32_t *len,
+static int read_frame(int fd, struct uh_wait *w, char **buf, uint32_t *len,
                       char *err, size_t errlen)
 {
   unsigned char hdr[4];
@@ -197,13 +148,13 @@ int uh_rpc_recv_max(int fd, lua_State *L, double deadline,
                     volatile int *intr, size_t max_nodes, char *err,
                     size_t errlen)
 {
-  struct wait w;
+  struct uh_wait w;
   uint32_t len = 0;
   char *buf = NULL;
   int rc;
-  wait_begin(&w, deadline, intr);
+  uh_wait_begin(&w, deadline, intr);
   rc = read_frame(fd, &w, &buf, &len, err, errlen);
-  wait_end(&w);    /* before decoding, which may raise (out of memory) */
+  uh_wait_end(&w);    /* before decoding, which may raise (out of memory) */
   if (rc != UH_RPC_OK)
     return rc;
   if (uh_mpack_unpack_push_max(L, buf, len, max_nodes, err, errlen) != 0)

@@ -142,6 +142,11 @@ static int rm_entry(int dirfd, const char *name, unsigned char type,
          ? 0 : -1;
 }
 
+int uh_rmtree(const char *path)
+{
+  return rm_entry(AT_FDCWD, path, DT_UNKNOWN, 0);
+}
+
 /* Remove a tree made by mkdtemp; refuses anything not named uphook.* */
 static int sys_rmtree(lua_State *L)
 {
@@ -149,7 +154,7 @@ static int sys_rmtree(lua_State *L)
   const char *base = strrchr(path, '/');
   luaL_argcheck(L, base && strncmp(base, "/uphook.", 8) == 0, 1,
                 "only uphook.* temporary folders can be removed");
-  if (rm_entry(AT_FDCWD, path, DT_UNKNOWN, 0) != 0)
+  if (uh_rmtree(path) != 0)
     return fail(L, "cannot remove", path);
   lua_pushboolean(L, 1);
   return 1;

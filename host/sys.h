@@ -11,6 +11,9 @@ int sys_lock_holder(lua_State *L);
  * -1 once released) */
 int sys_lock_fd(lua_State *L, int idx);
 int sys_exec(lua_State *L);
+/* Remove path and, if it is a folder, what is beneath it, following no
+ * link (sys.rmtree without its name check): 0, or -1 with errno. */
+int uh_rmtree(const char *path);
 int luaopen_uphook_sys(lua_State *L);
 
 #endif
