@@ -31,10 +31,11 @@ void uh_arena_free(uh_arena *a);
  * children: the test workers, posix_spawn where it forks. */
 void uh_arena_keep_on_fork(uh_arena *a, int keep);
 
-/* The process's environment, moved into an arena (host/environ.c; issue
- * 15 point 21, docs/security.md "Credentials"): environ points there,
- * and the strings the kernel put on the initial stack are zeroed, so a
- * forked hook child holds none of them.  Call first thing in main. */
+/* The process's environment, moved into an arena (host/environ.c;
+ * docs/security.md "Inherited environment" and "Credentials"): environ
+ * points there, and the strings the kernel put on the initial stack are
+ * zeroed, so a forked hook child holds none of them.  Call first thing in
+ * main. */
 void uh_env_seal(void);
 /* uh_arena_keep_on_fork for the environment's arena. */
 void uh_env_keep_on_fork(int keep);

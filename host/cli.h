@@ -13,7 +13,7 @@ struct uh_cli {
   const char *ca_file, *helm;
   double timeout, lock_wait;
   long memory_limit;           /* MiB */
-  long state_quota;            /* MiB (issue 15: what state: may hold) */
+  long state_quota;            /* MiB: what state: may hold */
   long jobs;
   int verbosity, plan_fetch, reset_params, yes, dry_run, full;
   int help;                    /* --help after an addon: the hook's help */

@@ -1,5 +1,5 @@
-/* The environment, kept out of the hook child (issue 15 point 21;
- * docs/security.md, "Credentials").
+/* The environment, kept out of the hook child (docs/security.md
+ * "Inherited environment" and "Credentials").
  *
  * uphook's environment can hold proxy passwords and cloud keys, and a
  * forked child inherits every page of its parent.  So, first thing in

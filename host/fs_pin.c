@@ -1,9 +1,9 @@
-/* Roots resolved once (issue 15 point 13): fs.pin(path) opens a folder,
- * following symlinks that one time, and keeps its descriptor; every
- * later fs.* call whose root is the path fs.pin returned resolves
- * beneath that descriptor instead of opening the path again.  Swapping
- * the folder (a rename, a symlink put in its place) during a run then
- * changes nothing: reads stay in the folder that was resolved.
+/* Roots resolved once (docs/security.md "Addon folder reopened by path"):
+ * fs.pin(path) opens a folder, following symlinks that one time, and keeps
+ * its descriptor; every later fs.* call whose root is the path fs.pin
+ * returned resolves beneath that descriptor instead of opening the path
+ * again.  Swapping the folder (a rename, a symlink put in its place) during a
+ * run then changes nothing: reads stay in the folder that was resolved.
  *
  * The descriptors live in the registry table "uphook.fs.pins" (path ->
  * userdata), for the life of the process. */

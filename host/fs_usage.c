@@ -1,5 +1,6 @@
 /* What a folder of the hook's takes on disk (fs.usage, for the state:
- * quota, issue 15 point 4), and group names for fs.stat.
+ * quota, docs/security.md "State without a quota"), and group names for
+ * fs.stat.
  *
  * The walk opens each folder beneath the root with O_NOFOLLOW (symlinks
  * are counted, never followed), is bounded in depth, and stops counting

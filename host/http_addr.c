@@ -1,5 +1,5 @@
 /* Where a hook's transfer may connect (docs/security.md, "What
- * permissions guarantee"; issue 15 point 10).
+ * permissions guarantee"; docs/security.md "Node-local addresses").
  *
  * A declared host may resolve to this node's own services: loopback,
  * link-local addresses (169.254.0.0/16, fe80::/10, where clouds put

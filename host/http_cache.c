@@ -1,6 +1,6 @@
 /* The download cache (<state-dir>/cache/sha256/<sum>) is trusted only
- * as far as it is checked: each use hashes the file again (issue 15
- * point 12, docs/security.md "Downloads and the cache").  Used by
+ * as far as it is checked: each use hashes the file again
+ * (docs/security.md "Trusted cache", docs/state.md "The download cache").  Used by
  * host/http.c's cache hit, and as http.cached by the mock transfers of
  * uphook test (lua/backend/offline.lua), so both skip a transfer on the same
  * condition.  config.install verifies its copy as well (host/fs.c). */
@@ -15,8 +15,8 @@
 #include <unistd.h>
 #include <lauxlib.h>
 
-/* A cached file is used only after it is hashed again (issue 15 point
- * 12): whoever could write the cache cannot make uphook install other
+/* A cached file is used only after it is hashed again (docs/security.md
+ * "Trusted cache"): whoever could write the cache cannot make uphook install other
  * bytes under a sum.  A file whose bytes differ is removed, so that it is
  * downloaded again. */
 int uh_cache_verified(const char *path, const char *hex, struct stat *st)

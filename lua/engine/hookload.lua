@@ -18,9 +18,9 @@ local function quiet_report()
     log = function(self, _, text) self.lines[#self.lines + 1] = text end }
 end
 
----What every hook a command loads is held to (issue 15 point 5): the
----command's --timeout and --memory-limit. `list` and `lint` load many
----hooks under one deadline.
+---What every hook a command loads is held to (docs/security.md
+---"Unbounded list and lint"): the command's --timeout and --memory-limit.
+---`list` and `lint` load many hooks under one deadline.
 ---@param o table the command's options (timeout, timeout_given, memory_limit)
 ---@param c table the C families
 ---@return {deadline: number, timeout: number, memory_limit: integer}

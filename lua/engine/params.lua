@@ -37,7 +37,8 @@ function M.declare(data, bad, reserved)
                  and data.__param_checks or {}
   local n = 0
   for k, spec in pairs(data.params or {}) do
-    -- bounded, so that a declaration costs the broker little (issue 15)
+    -- bounded, so that a declaration costs the broker little
+    -- (docs/security.md "Broker work outside the timeout")
     n = n + 1
     if n > M.MAX_PARAMS then bad("more than " .. M.MAX_PARAMS .. " params") end
     if type(k) ~= "string" or type(spec) ~= "table" or #k > 128 then

@@ -14,7 +14,7 @@
 ---                                   diff (lua/core/textdiff.lua)
 ---   {type="download", url=, sha256=, dest=}  {type="install", source=, dest=}
 ---   {type="restart", service=, node=}   {type="wait", text=, timeout=}
----   {type="fetch", text=url}        a net.fetch under plan (issue 15, 6)
+---   {type="fetch", text=url}        a net.fetch under plan (docs/security.md "Unchecked reads")
 ---   {type="privileged", text=}      an object that needs kube:privileged
 ---
 --- Other modules may add entries of their own types with `plan.add`;

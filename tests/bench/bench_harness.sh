@@ -1,10 +1,10 @@
 # Test-harness throughput: hook tests per second, each of hostpath-storage
 # size (the real 1.1.0 fixture: ~10 objects; one apply; one rollout wait),
 # each in a fresh confined child over a fresh mock cluster.  Goal: >= 1000/s
-# on this machine (issue 14, with ownership tracking on).  Also `lua5.4`
-# running the same number of empty cases (a closure registered and called
-# per case, in one process), as the floor of any Lua-based harness, and
-# the ratio of the two.
+# on this machine, with ownership tracking on (README.md "Benchmarks").
+# Also `lua5.4` running the same number of empty cases (a closure
+# registered and called per case, in one process), as the floor of any
+# Lua-based harness, and the ratio of the two.
 set -e
 : "${UPHOOK:=$(pwd)/build/uphook}"
 N=${BENCH_CASES:-1000}

@@ -1,11 +1,11 @@
 #!/bin/sh
 # An args change on every node of a 3-node cluster against the same change
-# on a 1-node cluster, side by side (issue 13: goal <= 1.3x). The hook sets
-# one kubelet flag; on 3 nodes uphook also proves TLS and the token to the
-# two other nodes' cluster agents (tests/fakes/agent.py on loopback
-# addresses, port 25000), reads their kubelets' configz for the priors and
-# sends both changes at once. No restart: restarts roll one node at a time
-# by design. Medians of RUNS runs each, interleaved.
+# on a 1-node cluster, side by side (goal <= 1.3x, README.md "Benchmarks").
+# The hook sets one kubelet flag; on 3 nodes uphook also proves TLS and the
+# token to the two other nodes' cluster agents (tests/fakes/agent.py on
+# loopback addresses, port 25000), reads their kubelets' configz for the
+# priors and sends both changes at once. No restart: restarts roll one node
+# at a time by design. Medians of RUNS runs each, interleaved.
 # sh tests/bench/bench_nodes.sh [build]
 set -u
 BUILD=${BUILD:-${1:-build}}

@@ -1,13 +1,13 @@
 #!/bin/sh
-# Apply at scale (issue 19): one uphook upgrade whose hook is one
-# kube.apply of N ConfigMaps, against `kubectl apply --server-side
-# --validate=false -f` of the same file (one process), side by side in this
-# one run, over TLS to the same fake API server (tests/fakes/apiserver.py).
-# Before every run the server is reset and the N objects seeded as an
-# earlier version left them, so that both tools change every object.
-# Prints for each N the medians and the best of RUNS runs (the machine is
-# shared: the median swings with load), their ratios, uphook's requests
-# per object (the server's request log) and uphook's peak RSS.
+# Apply at scale (docs/internals.md "Applying at scale"): one uphook upgrade
+# whose hook is one kube.apply of N ConfigMaps, against `kubectl apply
+# --server-side --validate=false -f` of the same file (one process), side by
+# side in this one run, over TLS to the same fake API server
+# (tests/fakes/apiserver.py). Before every run the server is reset and the N
+# objects seeded as an earlier version left them, so that both tools change
+# every object. Prints for each N the medians and the best of RUNS runs (the
+# machine is shared: the median swings with load), their ratios, uphook's
+# requests per object (the server's request log) and uphook's peak RSS.
 #   sh tests/bench/bench_scale.sh [build]     SIZES="50 200 800" RUNS=5
 set -u
 ROOT=$(pwd)
@@ -99,4 +99,4 @@ for N in $SIZES; do
     "$(echo "$bu / $bk" | bc -l)" "$(echo "$nreq / $N" | bc -l)" \
     "$(echo "$rss / 1024" | bc -l)"
 done
-echo "goal (issue 19): uphook / kubectl <= 0.75x at N = 800, RSS <= 16 MiB"
+echo "goal: uphook / kubectl <= 0.75x at N = 800, RSS <= 16 MiB"

@@ -1,5 +1,4 @@
-# The operator's command line (docs/contract.md §1, issue 20 points 1, 2,
-# 12; issue 16 "Parameters as enable takes them"): after the addon every
+# The operator's command line (docs/contract.md §1): after the addon every
 # argument is the hook's except uphook's long options, `--`, MicroK8s's
 # colon form, per-addon --help, -V/--version, help, combined short flags,
 # extra operands and misplaced options refused, JSON on usage errors.
@@ -26,7 +25,7 @@ untouched() {
 world_has() { grep -q -- "$2" "$W/offline/cluster.yaml" && ok "$1" \
   || { cp "$W/offline/cluster.yaml" "$OUT"; not_ok "$1"; }; }
 
-# ---- arguments after the addon belong to the hook (issue 20 point 1)
+# ---- arguments after the addon belong to the hook
 for a in -n -y -x -V; do
   run U upgrade opts $a
   expect "upgrade opts $a: exit 2 naming it" 2 "unknown parameter $a for opts"
@@ -72,7 +71,7 @@ expect "the colon form reaches a legacy script" 0 "legacy upgrade called with: x
 run U upgrade missing:x
 expect "an unknown addon in the colon form names it" 2 "addon 'missing' not found"
 
-# ---- per-addon help (issue 16)
+# ---- per-addon help
 run U upgrade opts --help
 expect "upgrade <addon> --help lists the hook's params" 0 \
   "usage: uphook upgrade opts \[options\] \[FIRST\] \[REST\.\.\.\]" \
@@ -90,7 +89,8 @@ run "$UPHOOK" --addons "$R" upgrade legacy --help
 expect "--help of a legacy script does not run it" 0 "is a script"
 refute "the legacy script did not run" "legacy upgrade called"
 
-# ---- at the current version (issue 16): a param is applied, no param is a no-op
+# ---- at the current version (docs/state.md "At the current version"): a
+# param is applied, no param is a no-op
 W2="$TMP/current"
 run "$UPHOOK" --addons "$R" --offline "$TMP/cluster.yaml" --state-dir "$W2" upgrade opts
 run "$UPHOOK" --addons "$R" --offline "$TMP/cluster.yaml" --state-dir "$W2" upgrade opts -r Retain
@@ -101,7 +101,7 @@ expect "the saved value again: nothing to do" 0 "already at 2.0.0 with these par
 run "$UPHOOK" --addons "$R" --offline "$TMP/cluster.yaml" --state-dir "$W2" upgrade opts
 expect "no param at the current version: nothing to do" 0 "opts is already at 2.0.0: nothing to do"
 
-# ---- --dry-run is plan (issue 20 point 2)
+# ---- --dry-run is plan
 run U upgrade hello --dry-run
 expect "upgrade --dry-run prints the plan" 0 "Plan for hello 1.1.0 -> 1.2.0"
 untouched "upgrade --dry-run changed nothing"
@@ -110,7 +110,7 @@ expect "upgrade --dry-run takes plan's options" 0 "Plan for hello"
 run U upgrade hello --plan-fetch
 expect "--plan-fetch without --dry-run does not apply" 2 "--plan-fetch does not apply to upgrade"
 
-# ---- conventions (issue 20 point 12)
+# ---- conventions
 run "$UPHOOK" --version
 expect "--version" 0 "^uphook [0-9]+\.[0-9]+\.[0-9]+"
 run "$UPHOOK" -V
@@ -149,7 +149,7 @@ run "$UPHOOK" --addons "$TMP/none" list
 expect "a folder with neither addons.yaml nor hook folders: exit 2" 2 \
   "none: no addons.yaml, and no <addon>/upgrade.lua folders"
 
-# ---- with --output json, every ending is JSON (issue 20 point 7)
+# ---- with --output json, every ending is JSON (docs/output.md)
 "$UPHOOK" --output json frob >"$OUT" 2>"$TMP/err"; RC=$?
 expect "a usage error with --output json: exit 2" 2 '"event":"result"'
 json_lines "a usage error with --output json is JSON events ending in one result" "$OUT" 2

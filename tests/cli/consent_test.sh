@@ -1,4 +1,4 @@
-# Consent (issue 15 point 15, docs/security.md "Consent"), live against the
+# Consent (docs/security.md "No consent" and "Consent"), live against the
 # fake API server: the upgrade shows description and permissions before
 # its first change; the first upgrade, and a hook asking for a permission
 # the state does not record, need a yes: on a terminal uphook asks, without

@@ -1,9 +1,9 @@
-# Crash injection (issue 6): for every journaled change N of real hooks,
-# uphook dies right after change N (UPHOOK_CRASH_AFTER=N); then
-# `uphook recover` must bring back the cluster, args files, binaries and
-# state exactly, and the upgrade must then succeed.  Also: a journal torn
-# at every byte offset of its last record, concurrent upgrades, the
-# enable lock, and SIGTERM mid-upgrade.
+# Crash injection (docs/state.md "The journal", "Recovery"): for every
+# journaled change N of real hooks, uphook dies right after change N
+# (UPHOOK_CRASH_AFTER=N); then `uphook recover` must bring back the cluster,
+# args files, binaries and state exactly, and the upgrade must then succeed.
+# Also: a journal torn at every byte offset of its last record, concurrent
+# upgrades, the enable lock, and SIGTERM mid-upgrade.
 . tests/cli/lib.sh
 
 ROOT=$(pwd)

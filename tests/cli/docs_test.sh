@@ -1,7 +1,7 @@
 # The man page and the bash completion cover every option `--help`
 # lists, per command; the completion handles --addons=DIR; `make install`
 # writes the installed paths of its PREFIX into the man page, and `make
-# uninstall` removes what install put there (issue 20 point 12).
+# uninstall` removes what install put there.
 . tests/cli/lib.sh
 
 BUILD=${BUILD:-build}

@@ -1,10 +1,11 @@
 #!/bin/sh
 # The real hooks take their arguments as `microk8s enable` takes them, typed
-# as a user types them (issue 16, "Parameters as enable takes them"):
-# hostpath-storage's -r/-d, dns's and metallb's colon forms, registry's
-# size=NNGi, cert-manager's -r/-V (another chart refused, saying what to run). Offline,
-# from the hooks' own fixtures, through a temporary addon repository; the
-# world persists in --state-dir, so each check reads what the run left.
+# as a user types them (docs/hooks.md, each hook's "Parameters as enable
+# takes them"): hostpath-storage's -r/-d, dns's and metallb's colon forms,
+# registry's size=NNGi, cert-manager's -r/-V (another chart refused, saying
+# what to run). Offline, from the hooks' own fixtures, through a temporary
+# addon repository; the world persists in --state-dir, so each check reads
+# what the run left.
 # Run from the repository root: sh tests/cli/enable_args_test.sh [build]
 . tests/cli/lib.sh
 

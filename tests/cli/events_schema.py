@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every --output json event the test suites made uphook print is valid
-against the schema of docs/output.md (issue 20 point 7).
+against the schema of docs/output.md.
 
     python3 tests/cli/events_schema.py LOG
 

@@ -1,11 +1,11 @@
 #!/bin/sh
-# uphook fixture <addon> against the live (fake) API server (issue 16,
-# "Fixture tooling"): the fixture holds the addon's objects (named by its
-# YAML files, or labelled as its own; its CRDs' custom objects; its
-# claims' volumes), every Node and the state ConfigMap, and nothing else;
-# no uid, resourceVersion or creationTimestamp, managedFields kept; no
-# Secret value. Then it loads as it is: `--offline` plans from it, and a
-# hook test upgrades from it with t.env{cluster = ...}.
+# uphook fixture <addon> against the live (fake) API server (docs/guide.md
+# §8, docs/contract.md §1): the fixture holds the addon's objects (named by
+# its YAML files, or labelled as its own; its CRDs' custom objects; its
+# claims' volumes), every Node and the state ConfigMap, and nothing else; no
+# uid, resourceVersion or creationTimestamp, managedFields kept; no Secret
+# value. Then it loads as it is: `--offline` plans from it, and a hook test
+# upgrades from it with t.env{cluster = ...}.
 # Run from the repository root: sh tests/cli/fixture_test.sh [build]
 . tests/cli/lib.sh
 ROOT=$(pwd)

@@ -1,12 +1,11 @@
-# Failed and rolled-back runs are recorded (issue 20 point 10,
-# docs/state.md): in the state ConfigMap's history, with time, versions,
-# exit code and the error's first line, bounded like the rest of the
-# history (10 entries). A failed first upgrade makes a ConfigMap that holds
-# only the history (detect still tells the version and the parameters, the
-# next upgrade is still a first one and asks for its yes); exit 6 (rollback
-# incomplete) is recorded when the cluster takes the write, and `recover`
-# records its own outcome; a refused yes records nothing. Offline first,
-# then live against the fake API server.
+# Failed and rolled-back runs are recorded (docs/state.md): in the state
+# ConfigMap's history, with time, versions, exit code and the error's first
+# line, bounded like the rest of the history (10 entries). A failed first
+# upgrade makes a ConfigMap that holds only the history (detect still tells
+# the version and the parameters, the next upgrade is still a first one and
+# asks for its yes); exit 6 (rollback incomplete) is recorded when the
+# cluster takes the write, and `recover` records its own outcome; a refused
+# yes records nothing. Offline first, then live against the fake API server.
 . tests/cli/lib.sh
 . tests/cli/fake_api.sh
 PIDS=""

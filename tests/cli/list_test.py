@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""`uphook list` as an operator and `microk8s status` read it (issue 20
-points 3, 7 and 9; issue 16's list shape):
+"""`uphook list` as an operator and `microk8s status` read it
+(docs/microk8s.md on "Upgrade available" in `microk8s status`, and the
+`addon` event of docs/output.md):
 
 - an API server that does not answer is found once, said once on
   stderr, and gives exit 4 (it printed `?` everywhere and exited 0);

@@ -1,5 +1,5 @@
-# The lock wait says so (issue 20 point 11): after a second of waiting for
-# the node's addon lock uphook prints who holds it (the PID, and
+# The lock wait says so (docs/state.md "The node lock"): after a second of
+# waiting for the node's addon lock uphook prints who holds it (the PID, and
 # `microk8s enable <addon>` for MicroK8s's enable wrapper, read with
 # F_GETLK), and the final message names the holder, without errno noise.
 . tests/cli/lib.sh

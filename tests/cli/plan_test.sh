@@ -1,6 +1,7 @@
 # The plan shows everything, and nothing a hook controls reaches the
-# terminal raw (issue 16 "The plan shows everything"; issue 15 points 2,
-# 16, 17; issue 20 points 4, 5): description and permissions first, every
+# terminal raw (docs/security.md "What the user sees", and its rows
+# "Quadratic plan diff", "Raw hook text on the terminal", "Secret values
+# printed"): description and permissions first, every
 # warning in the body, no progress line duplicating the plan in a file,
 # -q quiet, escaped hook text, Secret values redacted in text and JSON,
 # CRD schemas folded (--full unfolds them), and a 2 MiB config.write

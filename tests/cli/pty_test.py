@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The terminal as an operator has it (issue 20 points 2 and 8), under a
+"""The terminal as an operator has it (docs/output.md "For people"), under a
 pseudo-terminal (Python's pty):
 
 - colour and the status line (spinner) only on a stream that is a
@@ -163,7 +163,7 @@ spec:
   resources: {requests: {storage: 3Gi}}
 """
 # the state of an earlier upgrade that was granted kube:default: the
-# consent to new permissions (issue 15) does not ask before the data loss
+# consent to new permissions (docs/security.md "Consent") does not ask before the data loss
 for a in ("dl", "dl0"):
     PVC += ("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-%s, "
             "namespace: kube-system}\ndata: {version: 1.0.0, permissions: "

@@ -1,9 +1,9 @@
-# Recovery the operator can follow (issue 20 point 9, point 7's one
-# result): the exit-6 message gives a command the user can run as it is
-# (uphook is not on PATH through `microk8s upgrade`), `recover --dry-run`
-# says in words what recover would undo and changes nothing, an object
-# changed since uphook made it is said to be left alone, `recover` ends
-# with the version the addon is left at and the next command; with
+# Recovery the operator can follow (docs/state.md "Recovery"; one result
+# event, docs/output.md): the exit-6 message gives a command the user can
+# run as it is (uphook is not on PATH through `microk8s upgrade`), `recover
+# --dry-run` says in words what recover would undo and changes nothing, an
+# object changed since uphook made it is said to be left alone, `recover`
+# ends with the version the addon is left at and the next command; with
 # --output json each of these ends with one result event.
 . tests/cli/lib.sh
 
@@ -114,7 +114,7 @@ run H recover hostpath-storage
 expect "... as recover then does (exit 0)" 0 "deleted StorageClass microk8s-hostpath" \
   "recreated StorageClass microk8s-hostpath" "Recovered hostpath-storage: 2 changes undone"
 
-# a run with nothing to do ends with its result too (point 7)
+# a run with nothing to do ends with its result too (docs/output.md)
 run U upgrade dns
 expect "the upgrade after recover" 0 "Upgraded dns from 1\.8\.0"
 U --output json upgrade dns >"$OUT" 2>&1; RC=$?

@@ -1,5 +1,5 @@
 # One kube.apply of many objects against the live (fake) API server
-# (issue 19, docs/internals.md "Applying at scale"): N ConfigMaps, half of
+# (docs/internals.md "Applying at scale"): N ConfigMaps, half of
 # them already there, in batches journaled together and sent in parallel.
 # - every object applied, results in order, one PATCH per object and one
 #   LIST instead of a GET per object;

@@ -1,7 +1,7 @@
-# The addon folder is resolved once and held (issue 15 point 13): a hook
-# cannot read a root-only file by having its folder swapped for a symlink
-# in the middle of a run, and repository files that are FIFOs, devices
-# or sockets are refused, without blocking.
+# The addon folder is resolved once and held (docs/security.md "Addon folder
+# reopened by path"): a hook cannot read a root-only file by having its folder
+# swapped for a symlink in the middle of a run, and repository files that are
+# FIFOs, devices or sockets are refused, without blocking.
 . tests/cli/lib.sh
 
 REPO=$TMP/repo

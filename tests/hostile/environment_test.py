@@ -1,10 +1,11 @@
-"""The hook child holds none of the parent's environment (issue 15 point
-21): not in environ, and not in the pages it inherits at fork either (the
-strings on the initial stack, copies in libc). uphook runs with secrets in
-its environment and a hook that spins; while it spins, this test reads the
-hook child's whole memory from outside (/proc/<pid>/mem, which needs
-CAP_SYS_PTRACE: the child is not dumpable) and must not find them, and
-reads the broker's the same way, where they are (so the search can tell).
+"""The hook child holds none of the parent's environment (docs/security.md
+"Inherited environment"): not in environ, and not in the pages it inherits
+at fork either (the strings on the initial stack, copies in libc). uphook
+runs with secrets in its environment and a hook that spins; while it
+spins, this test reads the hook child's whole memory from outside
+(/proc/<pid>/mem, which needs CAP_SYS_PTRACE: the child is not dumpable)
+and must not find them, and reads the broker's the same way, where they
+are (so the search can tell).
 
 Under make asan the sanitizer runtime keeps a private copy of the whole
 initial environment (it reads /proc/self/environ before main to find

@@ -1,12 +1,13 @@
 # uphook list and uphook lint load hooks too, and are held to the same
-# limits as upgrade (issue 15 point 5): one --timeout for the whole
-# command (default 15 s), --memory-limit for each hook, and the broker's
-# own bounds (its peak RSS, from UPHOOK_TEST_RUSAGE, in the plain build).
-# Where time is the point (one --timeout for every hook) the command must
-# end within it plus GRACE_MS, and WALL_MARGIN_MS more for a busy machine
-# (without the limit it would spin to the 120 s backstop); where memory is
-# the point the command has a --timeout of 30 s, a margin that keeps a
-# busy machine from turning it into a timeout.
+# limits as upgrade (docs/security.md "Unbounded list and lint"): one
+# --timeout for the whole command (default 15 s), --memory-limit for each
+# hook, and the broker's own bounds (its peak RSS, from
+# UPHOOK_TEST_RUSAGE, in the plain build). Where time is the point (one
+# --timeout for every hook) the command must end within it plus GRACE_MS,
+# and WALL_MARGIN_MS more for a busy machine (without the limit it would
+# spin to the 120 s backstop); where memory is the point the command has
+# a --timeout of 30 s, a margin that keeps a busy machine from turning it
+# into a timeout.
 . tests/cli/lib.sh
 
 BROKER_RSS_MIB=128

@@ -1,10 +1,10 @@
-# recover undoes only its own work (issue 15 points 19 and 20): an object
-# is undone only while it is still the one uphook made (same uid, the
-# fields uphook applied holding uphook's values; status and the server's
-# fields do not count), else it is left alone and reported (exit 6); a
-# journal names its addon and is refused for another, carries a format
-# version (an unknown one exits 6 and is named), and version 1, as uphook
-# wrote it before, is still recovered.
+# recover undoes only its own work (docs/security.md "Recover undid others'
+# objects" and "Another addon's journal"): an object is undone only while it
+# is still the one uphook made (same uid, the fields uphook applied holding
+# uphook's values; status and the server's fields do not count), else it is
+# left alone and reported (exit 6); a journal names its addon and is refused
+# for another, carries a format version (an unknown one exits 6 and is
+# named), and version 1, as uphook wrote it before, is still recovered.
 . tests/cli/lib.sh
 
 V1=$(pwd)/tests/hostile/journal-v1

@@ -1,7 +1,8 @@
--- The broker's own work counts against --timeout (issue 15 point 3,
--- docs/security.md "Limits"): a request the broker is slow to serve is
--- stopped at the deadline plus the child's grace (1 s), however the
--- engine's pcalls try to swallow it, and the run still ends rolled back.
+-- The broker's own work counts against --timeout (docs/security.md
+-- "Broker work outside the timeout" and "Limits"): a request the broker
+-- is slow to serve is stopped at the deadline plus the child's grace
+-- (1 s), however the engine's pcalls try to swallow it, and the run still
+-- ends rolled back.
 local t = require "uphook.test"
 local C = require("uphook.core.cfamilies").load()
 

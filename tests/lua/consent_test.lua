@@ -1,4 +1,4 @@
--- Consent (issue 15 point 15, docs/security.md "Consent"): the state
+-- Consent (docs/security.md "No consent" and "Consent"): the state
 -- records the permissions of the last successful upgrade; a hook that
 -- asks for one it does not record, and the first upgrade of an addon,
 -- need the user's yes before the first change; a refusal is exit 4 with

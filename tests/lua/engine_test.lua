@@ -99,9 +99,10 @@ t.case("an immutable change without re-create fails like a server", function()
   t.match(r.error, "injected fault")
 end)
 
--- issue 15 point 9: saved parameters are checked against the hook's
--- choices when they are loaded (the state ConfigMap could be edited, or
--- written by another addon's hook before uphook-<addon> became the host's)
+-- docs/security.md "Other addons' state": saved parameters are checked
+-- against the hook's choices when they are loaded (the state ConfigMap could
+-- be edited, or written by another addon's hook before uphook-<addon> became
+-- the host's)
 t.case("a saved parameter outside the choices never reaches the hook", function()
   local e = env()
   e.backend:apply({ apiVersion = "v1", kind = "ConfigMap",

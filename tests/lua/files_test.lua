@@ -1,7 +1,8 @@
--- Modes of the files a hook writes (issue 15 point 18, lua/engine/prims.lua
--- file_mode): an existing file keeps its mode, owner and group unless the
--- hook gives a mode; a mode is never world-writable, and group-writable
--- only for the snap's group; the plan shows the mode.
+-- Modes of the files a hook writes (docs/security.md "Writable files",
+-- lua/engine/prims/files.lua file_mode): an existing file keeps its mode,
+-- owner and group unless the hook gives a mode; a mode is never
+-- world-writable, and group-writable only for the snap's group; the plan
+-- shows the mode.
 local t = require "uphook.test"
 local C = require("uphook.core.cfamilies").load()
 local prims = require "uphook.engine.prims"
@@ -91,8 +92,9 @@ t.case("group-writable only when the group is the snap's", function()
     "config.write"))
 end)
 
--- issue 15 point 12: config.install hashes the copy it is about to put
--- in place; a cache file changed after its download is not installed
+-- docs/security.md "Trusted cache": config.install hashes the copy it is
+-- about to put in place; a cache file changed after its download is not
+-- installed
 t.case("config.install verifies what it copies from the cache", function()
   local e = env()
   local dir = assert(C.sys.mkdtemp())

@@ -50,7 +50,7 @@ t.case("t.each_fault fails when the upgrade itself fails", function()
   end, "the upgrade without a fault .*expected 0, got 2")
 end)
 
---- Regressions of the harness's traps (issue 14, "The harness") ----------
+--- Regressions of the harness's traps (docs/guide.md §8) ----------------
 
 local function rollout()
   return t.env { addon = "addons/rollout", cluster = "fixtures_hello.yaml" }

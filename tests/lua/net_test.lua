@@ -230,7 +230,8 @@ t.case("plan with sha256_url fetches only the checksum file", function()
     [SUMS] = { body = SUM .. "  tool\n" } } }
   local r = e:plan { "--sums=" .. SUMS }
   t.eq(r.code, 0, r.error)
-  -- issue 15 point 6: the fetch that plan makes is in the plan, before it
+  -- the fetch that plan makes is in the plan, before it leaves
+  -- (docs/security.md "Unchecked reads")
   t.eq(r.plan[1].type, "fetch")
   t.eq(r.plan[1].text, SUMS)
   t.eq(r.plan[2].sha256, SUM)

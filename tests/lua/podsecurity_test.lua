@@ -1,6 +1,7 @@
--- What needs kube:privileged (issue 15 point 7, lua/engine/podsecurity.lua): each
--- control of the Pod Security Standards baseline, in a Pod and in the pod
--- template of every workload kind, and RBAC that hands out everything.
+-- What needs kube:privileged (docs/security.md "Namespace permission as
+-- root", lua/engine/podsecurity.lua): each control of the Pod Security
+-- Standards baseline, in a Pod and in the pod template of every workload
+-- kind, and RBAC that hands out everything.
 local t = require "uphook.test"
 local ps = require "uphook.engine.podsecurity"
 local plan = require "uphook.engine.plan"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Lease of an addon across runs and nodes (docs/state.md), against the
 # fake API server:
-# - issue 13's reproduction: kill -9 after the Lease is taken and before
+# - a killed run: kill -9 after the Lease is taken and before
 #   the first change; `recover` then releases the dead run's Lease, and an
 #   `upgrade` without recover takes it over at once (it exited 5 until the
 #   Lease expired);

@@ -1,9 +1,10 @@
 #!/bin/sh
-# uphook on a four-node cluster (issue 13, end to end): this node and three
-# others whose cluster agents are tests/fakes/agent.py on random loopback
-# addresses, port 25000, each with its own $SNAP_DATA, a certificate of a
-# test cluster CA and the callback token; the fake API server serves their
-# Nodes and their kubelets' configz (tests/nodes/README.md).
+# uphook on a four-node cluster, end to end (docs/microk8s.md "On a cluster
+# of several nodes: what runs where"): this node and three others whose
+# cluster agents are tests/fakes/agent.py on random loopback addresses, port
+# 25000, each with its own $SNAP_DATA, a certificate of a test cluster CA
+# and the callback token; the fake API server serves their Nodes and their
+# kubelets' configz (tests/nodes/README.md).
 # - the real dns and metrics-server hooks: every node's args and running
 #   kubelet config right, every node restarted once, one at a time (each
 #   Ready again with configz answering before the next), this node last and

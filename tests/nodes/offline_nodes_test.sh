@@ -37,7 +37,7 @@ lines() { sed 's/^[[:space:]]*//; s/[[:space:]]*$//' "$1" | grep -v '^$'; }
 BASE="$TMP/base"
 run U "$BASE" plan dns
 expect "plan on three nodes" 0 "Plan for dns 1.10.1 -> 1.14.3"
-# issue 20 point 6: the offline node starts with MicroK8s's default args
+# the offline node (docs/guide.md §8) starts with MicroK8s's default args
 # files, so the plan changes kubelet's file, never creates it
 refute "the plan does not create this node's kubelet args file" 'file args:kubelet \(created'
 for n in b c; do

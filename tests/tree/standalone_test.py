@@ -6,6 +6,14 @@ Makefile .ci, README.md and CHANGELOG.md:
   - nothing names the folder beside the checkout that the project grew
     from (upstream is cited as canonical/<repo>@<commit>:<path>), nor
     cites the original brief: the contract is docs/contract.md;
+  - no file but CHANGELOG.md cites an issue of the project's tracker
+    ("issue N", "issues N and M", also across a comment's line break):
+    the tracker is not part of the repository, so a comment cites the
+    doc section or the test that holds the rule (a weakness found in
+    review: its row of docs/security.md's table, by name). An upstream
+    issue is cited with its project's name ("MicroK8s issues #4191");
+    a doctored copy of a file, with a citation put in, must fail the
+    same check, so the check is shown to be able to fail;
   - docs/contract.md has the sections 1 to 8, in order, and every
     "contract.md §N" citation names one of them;
   - every relative link in README.md, CHANGELOG.md and docs/*.md reaches a file, and
@@ -25,6 +33,11 @@ AREAS = ["host", "lua", "stdlib", "hooks", "tests", "docs", "Makefile",
 SHARED = re.compile(r"\.\./" + "shared" + r"\b|/work/" + "shared" + r"\b")
 BRIEF = re.compile(r"(?<![\w])" + "SP" + r"EC(?![\w])")
 CITE = re.compile(r"contract\.md\s*§\s*(\d+)")
+# the word issue (or issues) and a number, with or without "#"; not after
+# "MicroK8s ", where the issue is upstream's
+ISSUE = re.compile(r"(?<!MicroK8s )\b" + "iss" + r"ues?\s+#?\d+", re.I)
+# a comment's line break: the newline, the indent and the comment leader
+BREAK = re.compile(r"\n[ \t]*(?:--+|#+|//+|\*(?!/))?[ \t]*")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 def tracked():
@@ -75,6 +88,41 @@ check(not shared, "nothing names the folder beside the checkout "
       "(cite upstream as canonical/<repo>@<commit>:<path>)", shared)
 check(not brief, "nothing cites the original brief (cite "
       "docs/contract.md §N)", brief)
+
+
+def issue_citations(name, text):
+    """Where text cites a tracker issue, as "name:line: words"; a citation
+    broken over two lines of a comment is found on the first."""
+    flat = BREAK.sub(" ", text)
+    # line numbers: the offsets in flat where each line of text begins
+    starts, pos = [], 0
+    for m in BREAK.finditer(text):
+        starts.append(m.start() - pos)
+        pos += len(m.group(0)) - 1
+    out = []
+    for m in ISSUE.finditer(flat):
+        n = 1 + sum(1 for s in starts if s < m.start())
+        out.append("%s:%d: %s" % (name, n, m.group(0)))
+    return out
+
+
+cited = []
+for f, t in sorted(texts.items()):
+    if f != "CHANGELOG.md":
+        cited += issue_citations(f, t)
+check(not cited, "no file but CHANGELOG.md cites an issue number (cite "
+      "the doc section or the test that holds the rule)", cited)
+# the same check on doctored copies of real files must fail
+doctored = []
+for f, put in (("host/environ.c", "(" + "iss" + "ue 15 point 21)"),
+               ("docs/security.md", "\n" + "Iss" + "ues 14\nand 16"),
+               ("lua/engine/plan.lua", "(see\n-- " + "iss" + "ue\n-- 15)")):
+    t = texts.get(f, "")
+    got = issue_citations(f, t.replace("\n", " " + put + "\n", 1))
+    if len(got) != 1:
+        doctored.append("%s with %r: found %r" % (f, put, got))
+check(not doctored and len(texts) > 100, "a doctored copy that cites an "
+      "issue fails the check (three kinds of citation)", doctored)
 
 contract = texts.get(os.path.join("docs", "contract.md"), "")
 sections = [int(m.group(1)) for m in

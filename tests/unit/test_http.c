@@ -294,10 +294,10 @@ static void test_download_and_cache_hit(void)
       "assert(requests() == before, 'a cache hit made a request')");
 }
 
-/* issue 15 point 12: a cached file is hashed again each time it is used;
- * one whose bytes changed (the cache was written behind uphook's back) is
- * removed and downloaded again, and http.cached (the mock's check) says
- * the same */
+/* docs/security.md "Trusted cache": a cached file is hashed again each time
+ * it is used; one whose bytes changed (the cache was written behind uphook's
+ * back) is removed and downloaded again, and http.cached (the mock's check)
+ * says the same */
 static void test_cache_verified_when_used(void)
 {
   LUA("fresh()\n"
@@ -393,7 +393,8 @@ static void test_plain_http_when_declared(void)
       "  {http_hosts = h})))\n"
       "fresh()\n"
       /* a declared host that is this node is not reached by its name
-       * (issue 15 point 10): test_local_addresses_refused */
+       * (docs/security.md "Node-local addresses"):
+       * test_local_addresses_refused */
       "fails(http.download, dopts('/redirect/localhost', pattern_sha(100),"
       "  {hosts = {'127.0.0.1', 'localhost'}}), '(loopback)')");
 }
@@ -531,8 +532,9 @@ static void test_misuse_raises(void)
       "assert(not pcall(http.store, {sha256 = s, cache_dir = CACHE}))");
 }
 
-/* issue 15 point 10: which addresses a hook's transfer may not reach
- * unless its permission names them; private ranges stay allowed */
+/* docs/security.md "Node-local addresses": which addresses a hook's
+ * transfer may not reach unless its permission names them; private ranges
+ * stay allowed */
 static int refused(const char *text)
 {
   struct sockaddr_in in;
@@ -569,10 +571,10 @@ static void test_addresses_classified(void)
     }
 }
 
-/* issue 15 point 10, end to end: a declared name that resolves to this
- * node is refused in libcurl's open-socket callback, before any socket
- * exists (http.connects counts them); names pinned with the test-only
- * UPHOOK_TEST_RESOLVE reach the metadata and link-local refusals
+/* docs/security.md "Node-local addresses", end to end: a declared name that
+ * resolves to this node is refused in libcurl's open-socket callback, before
+ * any socket exists (http.connects counts them); names pinned with the
+ * test-only UPHOOK_TEST_RESOLVE reach the metadata and link-local refusals
  * without a DNS query; only the literal, declared address connects */
 static void test_local_addresses_refused(void)
 {
@@ -623,8 +625,9 @@ static void test_local_addresses_refused(void)
   unsetenv("UPHOOK_TEST_RESOLVE");
 }
 
-/* issue 15 point 11: https that redirects to http is refused unless
- * net:http://<the target> is declared (host, or host:port) */
+/* docs/security.md "HTTPS downgrade on redirect": https that redirects to
+ * http is refused unless net:http://<the target> is declared (host, or
+ * host:port) */
 static void test_redirect_downgrade(void)
 {
   LUA("fresh()\n"

@@ -1,5 +1,6 @@
 -- expect: 4 config.write\(bin:tool\): mode 0666 is world-writable
--- issue 15 point 18: a world-writable bin: file gives any local user root.
+-- docs/security.md "Writable files": a world-writable bin: file gives any
+-- local user root.
 return { version = "2.0.0", from = ">=1.0.0", permissions = { "bin:tool" },
   detect = function() return "1.0.0" end,
   upgrade = function()

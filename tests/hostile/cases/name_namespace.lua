@@ -1,3 +1,3 @@
 -- expect: 4 namespace "\.\./\.\./api" is invalid
--- issue 15 point 14: namespaces are DNS labels.
+-- docs/security.md "Dots and slashes in names": namespaces are DNS labels.
 kube.list("ConfigMap", { namespace = "../../api" })

@@ -1,6 +1,7 @@
 -- expect: 0 Upgraded
--- issue 15 point 8: kube:default covers an object without a namespace
--- (it was refused, and the error asked for kube:nil).
+-- docs/security.md "No namespace wrote into default": kube:default covers an
+-- object without a namespace (it was refused, and the error asked for
+-- kube:nil).
 return { version = "2.0.0", from = ">=1.0.0", permissions = { "kube:default" },
   detect = function() return "1.0.0" end,
   upgrade = function()

@@ -1,6 +1,7 @@
 -- expect: 0 Upgraded
--- issue 15 point 7: what baseline allows needs only kube:<ns>: CoreDNS's
--- NET_BIND_SERVICE, RuntimeDefault seccomp, safe sysctls, hostPort 0.
+-- docs/security.md "Namespace permission as root": what baseline allows needs
+-- only kube:<ns>: CoreDNS's NET_BIND_SERVICE, RuntimeDefault seccomp, safe
+-- sysctls, hostPort 0.
 return { version = "2.0.0", from = ">=1.0.0", permissions = { "kube:default" },
   detect = function() return "1.0.0" end,
   upgrade = function()

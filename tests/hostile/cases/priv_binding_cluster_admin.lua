@@ -1,5 +1,6 @@
 -- expect: 4 ClusterRoleBinding own: binds ClusterRole cluster-admin needs "kube:privileged"
--- issue 15 point 7: kube:cluster alone no longer binds cluster-admin.
+-- docs/security.md "Namespace permission as root": kube:cluster alone no
+-- longer binds cluster-admin.
 return { version = "2.0.0", from = ">=1.0.0", permissions = { "kube:cluster" },
   detect = function() return "1.0.0" end,
   upgrade = function()

@@ -1,6 +1,7 @@
 -- expect: 4 DaemonSet default/own: hostPID; hostPath volume root \(\/\); container c: privileged needs "kube:privileged"
--- issue 15 point 7: kube:<ns> alone no longer creates a privileged
--- DaemonSet that mounts each node's / (root on every node).
+-- docs/security.md "Namespace permission as root": kube:<ns> alone no longer
+-- creates a privileged DaemonSet that mounts each node's / (root on every
+-- node).
 return { version = "2.0.0", from = ">=1.0.0", permissions = { "kube:default" },
   detect = function() return "1.0.0" end,
   upgrade = function()

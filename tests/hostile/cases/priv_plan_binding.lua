@@ -1,7 +1,8 @@
 -- expect: 0 ^  - ClusterRoleBinding own: binds ClusterRole cluster-admin$
 -- command: plan
--- issue 15 point 7: the plan names bindings that need kube:privileged
--- too, under "!! PRIVILEGED" (priv_plan_names: pods).
+-- docs/security.md "Namespace permission as root": the plan names bindings
+-- that need kube:privileged too, under "!! PRIVILEGED" (priv_plan_names:
+-- pods).
 return { version = "2.0.0", from = ">=1.0.0",
   permissions = { "kube:cluster", "kube:privileged" },
   detect = function() return "1.0.0" end,

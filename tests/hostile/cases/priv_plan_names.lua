@@ -2,8 +2,8 @@
 -- command: plan
 -- (under "!! PRIVILEGED: root on the nodes or in the cluster
 -- (kube:privileged):", whose rendering tests/lua/podsecurity_test.lua checks)
--- issue 15 point 7: with kube:privileged declared, plan names the object
--- and why it needs it.
+-- docs/security.md "Namespace permission as root": with kube:privileged
+-- declared, plan names the object and why it needs it.
 return { version = "2.0.0", from = ">=1.0.0",
   permissions = { "kube:default", "kube:privileged" },
   detect = function() return "1.0.0" end,

@@ -1,5 +1,6 @@
 -- expect: 4 ClusterRole own: a rule with apiGroups "\*" needs "kube:privileged"
--- issue 15 point 7: nor writes a role whose rules use "*".
+-- docs/security.md "Namespace permission as root": nor writes a role whose
+-- rules use "*".
 return { version = "2.0.0", from = ">=1.0.0", permissions = { "kube:cluster" },
   detect = function() return "1.0.0" end,
   upgrade = function()

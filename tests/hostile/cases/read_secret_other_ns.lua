@@ -1,5 +1,6 @@
 -- expect: 4 kube.get of Secret other/token .*needs "kube:other"
--- issue 15 point 6: reading a Secret needs its namespace's permission.
+-- docs/security.md "Unchecked reads": reading a Secret needs its namespace's
+-- permission.
 return { version = "2.0.0", from = ">=1.0.0",
   permissions = { "kube:demo", "net:example.com" },
   detect = function() return "1.0.0" end,

@@ -1,6 +1,7 @@
 -- expect: 4 needs "kube:other"
 -- command: plan
--- issue 15 point 6: the same under plan, where reads ran unchecked too.
+-- docs/security.md "Unchecked reads": the same under plan, where reads ran
+-- unchecked too.
 return { version = "2.0.0", from = ">=1.0.0",
   permissions = { "kube:demo", "net:example.com" },
   detect = function() return "1.0.0" end,

@@ -1,6 +1,7 @@
 -- expect: 4 ConfigMap kube-system/uphook-dns belongs to uphook
--- issue 15 point 9: a kube:kube-system hook cannot rewrite another
--- addon's state (its saved parameters reach that addon's hook).
+-- docs/security.md "Other addons' state": a kube:kube-system hook cannot
+-- rewrite another addon's state (its saved parameters reach that addon's
+-- hook).
 return { version = "2.0.0", from = ">=1.0.0", permissions = { "kube:kube-system" },
   detect = function() return "1.0.0" end,
   upgrade = function()

@@ -1,5 +1,5 @@
 -- expect: 4 Lease kube-system/uphook-dns belongs to uphook
--- issue 15 point 9: nor delete another addon's lock.
+-- docs/security.md "Other addons' state": nor delete another addon's lock.
 return { version = "2.0.0", from = ">=1.0.0", permissions = { "kube:kube-system" },
   detect = function() return "1.0.0" end,
   upgrade = function()

@@ -1,5 +1,6 @@
 -- expect: 4 ConfigMap kube-system/uphook-state-own-configmap belongs to uphook
--- issue 15 point 9: nor its own: the engine writes the state.
+-- docs/security.md "Other addons' state": nor its own: the engine writes the
+-- state.
 return { version = "2.0.0", from = ">=1.0.0", permissions = { "kube:*" },
   detect = function() return "1.0.0" end,
   upgrade = function()
