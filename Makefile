@@ -26,6 +26,8 @@ all: $(BUILD)/uphook
 
 # lua5.4, the interpreter, is what make bench sets the harness and start-up
 # beside; kubectl (not a Debian package) is the API benchmarks' other side.
+# lua-check is luacheck, which make test runs over the Lua
+# (tests/tree/luacheck_test.sh).
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
@@ -33,7 +35,7 @@ deps:
 	  libjansson-dev libseccomp-dev libmsgpack-dev zlib1g-dev \
 	  libarchive-dev pkg-config \
 	  python3 python3-yaml python3-click python3-jsonschema openssl curl \
-	  lua5.4
+	  lua5.4 lua-check
 	$(MAKE) helm
 
 # The real Helm v3.17.2 and v4.1.4 that the Helm tests run, in

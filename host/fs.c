@@ -766,13 +766,13 @@ static int fs_backup(lua_State *L)
 
 static const luaL_Reg fs_funcs[] = {
   {"backup", fs_backup},
-  {"usage", uh_fs_l_usage},
   {"hash", fs_hash},
   {"install", fs_install},
-  {"pin", uh_fs_l_pin},
+  {"pin", fs_pin},
   {"read", fs_read},
   {"remove", fs_remove},
   {"stat", fs_stat},
+  {"usage", fs_usage},
   {"write", fs_write},
   {NULL, NULL}
 };

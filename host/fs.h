@@ -20,7 +20,7 @@ extern int uh_fs_walk_only;
 /* fs.pin(path) (host/fs_pin.c): resolve a root folder once and hold its
  * descriptor; uh_fs_pinned gives it for a root path fs.pin returned, or
  * -1.  Every fs.* call on a pinned root resolves beneath the descriptor. */
-int uh_fs_l_pin(lua_State *L);
+int fs_pin(lua_State *L);
 int uh_fs_pinned(lua_State *L, const char *root);
 
 /* Push the name of group gid, or nil when it has none (host/fs_usage.c). */
@@ -29,7 +29,7 @@ void uh_fs_push_group(lua_State *L, gid_t gid);
 /* fs.usage(dir, cap) -> bytes (host/fs_usage.c): what the files and
  * folders beneath dir take, each charged at least one 4 KiB block;
  * counting stops once past cap.  0 when dir does not exist. */
-int uh_fs_l_usage(lua_State *L);
+int fs_usage(lua_State *L);
 
 /* Copy in (a regular file of `size` bytes, at offset 0) to out:
  * copy_file_range where the filesystems allow, else read/write.  0, or

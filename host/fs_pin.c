@@ -39,7 +39,7 @@ static void pins(lua_State *L)
 }
 
 /* fs.pin(path) -> the folder's real path (its descriptor held) | nil, err */
-int uh_fs_l_pin(lua_State *L)
+int fs_pin(lua_State *L)
 {
   const char *path = luaL_checkstring(L, 1);
   char proc[64], real[PATH_MAX];

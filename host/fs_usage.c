@@ -60,7 +60,7 @@ static int walk(int fd, int depth, uint64_t cap, uint64_t *used)
   return rc;
 }
 
-int uh_fs_l_usage(lua_State *L)
+int fs_usage(lua_State *L)
 {
   const char *root = luaL_checkstring(L, 1);
   lua_Integer cap = luaL_checkinteger(L, 2);

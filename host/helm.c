@@ -160,10 +160,10 @@ static int helm_b64decode(lua_State *L)
 static const luaL_Reg helm_funcs[] = {
   { "b64decode", helm_b64decode },
   { "b64encode", helm_b64encode },
-  { "chart", uh_helm_chart },
+  { "chart", helm_chart },
   { "gunzip", helm_gunzip },
   { "gzip", helm_gzip },
-  { "render", uh_helm_render },
+  { "render", helm_render },
   { NULL, NULL }
 };
 

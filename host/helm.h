@@ -5,10 +5,10 @@
 #include <lua.h>
 
 /* helm.chart(path): the files of a packaged chart (helm_chart.c) */
-int uh_helm_chart(lua_State *L);
+int helm_chart(lua_State *L);
 
 /* helm.render(t): Helm as a confined child (helm_render.c) */
-int uh_helm_render(lua_State *L);
+int helm_render(lua_State *L);
 
 int luaopen_uphook_helm(lua_State *L);
 

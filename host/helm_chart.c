@@ -172,7 +172,7 @@ static int chart_fail(lua_State *L, const char *path, const char *entry,
   return 2;
 }
 
-int uh_helm_chart(lua_State *L)
+int helm_chart(lua_State *L)
 {
   const char *path = luaL_checkstring(L, 1), *why, *entry = NULL;
   struct archive *a;

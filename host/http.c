@@ -757,10 +757,10 @@ static int http_store(lua_State *L)
 }
 
 static const luaL_Reg http_funcs[] = {
-  { "allowed", uh_http_l_allowed },
+  { "allowed", http_allowed },
+  { "cached", http_cached },
   { "checksum_for", http_checksum_for },
-  { "cached", uh_http_l_cached },
-  { "connects", uh_http_l_connects },
+  { "connects", http_connects },
   { "download", http_download },
   { "fetch", http_fetch },
   { "head", http_head },

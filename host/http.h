@@ -42,7 +42,7 @@ void uh_http_opt_hosts(lua_State *L, int idx, const char *key,
 
 /* Lua: http.allowed(url, {hosts=, http_hosts=}) -> true, plain
  * | false, reason, permission-or-nil. */
-int uh_http_l_allowed(lua_State *L);
+int http_allowed(lua_State *L);
 
 /* The process's one easy handle, curl_easy_reset() and set to the safe
  * defaults: TLS verification on (system CAs or ca_file), TLS >= 1.2,
@@ -91,7 +91,7 @@ void uh_net_done(uh_netcheck *nc);
 struct sockaddr;
 const char *uh_net_refused_class(const struct sockaddr *sa);
 /* Lua: http.connects() -> sockets opened, sockets refused (test counters) */
-int uh_http_l_connects(lua_State *L);
+int http_connects(lua_State *L);
 
 /* The download cache is verified each time it is used (host/http_sum.c):
  * 1 when path is a regular file whose sha256 is hex (st filled); 0 when
@@ -99,7 +99,7 @@ int uh_http_l_connects(lua_State *L);
 struct stat;
 int uh_cache_verified(const char *path, const char *hex, struct stat *st);
 /* Lua: http.cached(cache_dir, sha256) -> path | nil (the same check) */
-int uh_http_l_cached(lua_State *L);
+int http_cached(lua_State *L);
 
 int luaopen_uphook_http(lua_State *L);
 

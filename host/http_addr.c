@@ -191,7 +191,7 @@ void uh_net_check(CURL *c, uh_netcheck *nc, const char *url)
 }
 
 /* http.connects() -> sockets opened for hook transfers, refused ones */
-int uh_http_l_connects(lua_State *L)
+int http_connects(lua_State *L)
 {
   lua_pushinteger(L, (lua_Integer)g_connects);
   lua_pushinteger(L, (lua_Integer)g_refused);

@@ -123,7 +123,7 @@ void uh_http_opt_hosts(lua_State *L, int idx, const char *key,
 
 /* http.allowed(url, {hosts=, http_hosts=}) -> true, plain
  *   | false, reason, permission (nil when no permission would help) */
-int uh_http_l_allowed(lua_State *L)
+int http_allowed(lua_State *L)
 {
   const char *url = luaL_checkstring(L, 1);
   char need[UH_HTTP_URLMAX + 16], why[UH_HTTP_URLMAX + 128];

@@ -38,7 +38,7 @@ int uh_cache_verified(const char *path, const char *hex, struct stat *st)
   return unlink(path) == 0 ? 0 : -1;
 }
 
-int uh_http_l_cached(lua_State *L)
+int http_cached(lua_State *L)
 {
   const char *dir = luaL_checkstring(L, 1);
   const char *hex = luaL_checkstring(L, 2);

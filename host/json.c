@@ -434,19 +434,6 @@ static int json_encode(lua_State *L)
   return encode_main(L);
 }
 
-static const luaL_Reg json_funcs[] = {
-  {"decode", json_decode},
-  {"encode", json_encode},
-  {NULL, NULL}
-};
-
-int luaopen_uphook_json(lua_State *L)
-{
-  luaL_newlib(L, json_funcs);
-  uh_setnullarray(L);
-  return 1;
-}
-
 void uh_json_event_log(const char *line, size_t n)
 {
   const char *path = getenv("UPHOOK_TEST_EVENT_LOG");
@@ -483,4 +470,17 @@ void uh_json_event(json_t *ev)
     free(s);
   }
   json_decref(ev);
+}
+
+static const luaL_Reg json_funcs[] = {
+  {"decode", json_decode},
+  {"encode", json_encode},
+  {NULL, NULL}
+};
+
+int luaopen_uphook_json(lua_State *L)
+{
+  luaL_newlib(L, json_funcs);
+  uh_setnullarray(L);
+  return 1;
 }

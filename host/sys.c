@@ -448,6 +448,7 @@ static int sys_crash(lua_State *L)
 static const luaL_Reg sys_funcs[] = {
   { "alive", sys_alive },
   { "crash", sys_crash },
+  { "event_log", sys_event_log },
   { "exec", sys_exec },
   { "fdclose", sys_fdclose },
   { "fdreadall", sys_fdreadall },
@@ -458,7 +459,6 @@ static const luaL_Reg sys_funcs[] = {
   { "isatty", sys_isatty },
   { "kind", sys_kind },
   { "listdir", sys_listdir },
-  { "event_log", sys_event_log },
   { "lock", sys_lock },
   { "lock_holder", sys_lock_holder },
   { "mkdirs", sys_mkdirs },

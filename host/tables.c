@@ -313,8 +313,8 @@ static int tables_project(lua_State *L)
 static const luaL_Reg tables_funcs[] = {
   { "copy", tables_copy },
   { "equal", tables_equal },
-  { "weight", tables_weight },
   { "project", tables_project },
+  { "weight", tables_weight },
   { NULL, NULL }
 };
 

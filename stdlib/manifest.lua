@@ -227,9 +227,8 @@ end
 -- Flatten `kind: List` and drop null/empty documents.
 local function collect(docs, relpath, yaml, out)
   for i, doc in ipairs(docs) do
-    if is_null(doc, yaml) then
-      -- an empty document
-    elseif type(doc) ~= "table" then
+    if is_null(doc, yaml) then goto next_doc end
+    if type(doc) ~= "table" then
       error(string.format("manifest %s: document %d is a %s, not an object",
                           relpath, i, type(doc)), 3)
     elseif doc.kind == "List" and type(doc.items) == "table" then
@@ -237,6 +236,7 @@ local function collect(docs, relpath, yaml, out)
     elseif next(doc) ~= nil then
       out[#out + 1] = doc
     end
+    ::next_doc::
   end
   return out
 end

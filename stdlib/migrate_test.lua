@@ -12,7 +12,7 @@ migrate.log = {
 local function recorder()
   steps_logged = {}
   local ran = {}
-  local function fn(ctx, from, to) ran[#ran + 1] = from .. ">" .. to end
+  local function fn(_, from, to) ran[#ran + 1] = from .. ">" .. to end
   return ran, fn
 end
 

@@ -66,8 +66,11 @@ local function options(opts)
     error("retry: attempts must be an integer >= 1", 4)
   end
   if o.delay < 0 or o.delay ~= o.delay then error("retry: delay must be >= 0", 4) end
-  if not (o.backoff >= 1) then error("retry: backoff must be >= 1", 4) end
-  if o.max_delay and not (o.max_delay >= 0) then
+  -- x ~= x: NaN, which no comparison refuses
+  if o.backoff < 1 or o.backoff ~= o.backoff then
+    error("retry: backoff must be >= 1", 4)
+  end
+  if o.max_delay and (o.max_delay < 0 or o.max_delay ~= o.max_delay) then
     error("retry: max_delay must be >= 0", 4)
   end
   return o

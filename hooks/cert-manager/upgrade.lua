@@ -146,7 +146,7 @@ return {
         .. ", where the shipped chart comes from" },
   },
 
-  detect = function(ctx)
+  detect = function()
     local rel = helm.release(RELEASE, NS)
     if rel then
       if rel.chart.name ~= "cert-manager" then
@@ -161,7 +161,7 @@ return {
     return tag and tag:match("^v?(%d+%.%d+%.%d+)$") or nil
   end,
 
-  check = function(ctx)
+  check = function()
     local rel = helm.release(RELEASE, NS)
     log.info("from %s; %d Certificates, Issuers and ClusterIssuers will "
       .. "be kept as they are", rel and ("the Helm release "
@@ -170,7 +170,7 @@ return {
       count_user_objects())
   end,
 
-  upgrade = function(ctx)
+  upgrade = function()
     local rel = helm.release(RELEASE, NS)
     local v = chart_values(rel)
     if not rel then recreate_renamed(v) end

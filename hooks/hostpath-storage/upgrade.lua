@@ -290,7 +290,7 @@ return {
     return installed_version(dep, sc), params_of_class(sc)
   end,
 
-  check = function(ctx)
+  check = function()
     local dep, sc = live()
     if not dep then
       error(string.format("Deployment %s/%s is missing: hostpath-storage "

@@ -142,7 +142,7 @@ return {
     return tag and tag:match("^v?(%d+%.%d+%.%d+)") or nil
   end,
 
-  check = function(ctx)
+  check = function()
     local rel = helm.release(RELEASE, NS)
     if not rel and not kube.get("DaemonSet", NGINX, NS) then
       error("neither the Helm release traefik nor the DaemonSet " .. NGINX

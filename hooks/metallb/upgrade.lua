@@ -154,7 +154,7 @@ return {
     .. "the default pool (10.64.140.43-10.64.140.49, CIDRs, IPv6), comma "
     .. "separated; none: keep the pool's" } },
 
-  detect = function(ctx)
+  detect = function()
     local d = kube.get("Deployment", "controller", NS)
     if not d then return nil end
     local tag = manifest.image_tag(d, "controller")

@@ -632,6 +632,7 @@ function Live:sleep(seconds) self.sys.sleep(math.max(0, seconds)) end
 ---snapctl restart microk8s.daemon-<...>; $UPHOOK_SNAPCTL may name a
 ---stand-in command.
 ---@param service string kubelite or microk8s.daemon-<name>
+---@return true
 function Live:restart(service)
   assert(type(service) == "string", "restart: service must be a string")
   local unit = service == "kubelite" and "microk8s.daemon-kubelite"
@@ -736,7 +737,7 @@ end
 function Live:api_ready(timeout, tick)
   local sys = self.sys
   local deadline = sys.now() + timeout
-  local last = "no answer"
+  local last
   while true do
     local left = deadline - sys.now()
     local st, text = self.client:request("GET", "/readyz", nil, nil,

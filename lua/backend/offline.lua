@@ -79,6 +79,7 @@ end
 ---@param args_dir string this node's args folder (the `args:` root)
 ---@param nodes_dir string the folder of every node's own folder
 ---@param overrides? table<string, table<string, string|false>> node -> service -> text
+---@return table agents the nodes' agents (lua/backend/mock/agent.lua), attached to backend
 function M.nodes(c, backend, args_dir, nodes_dir, overrides)
   local this = backend.this_node_name
   local agents = agent.new { fs = c.fs, nodes_dir = nodes_dir,
@@ -132,7 +133,7 @@ function M.persistent(c, backend, dir, file)
   local w = setmetatable({}, { __index = backend })
   for _, m in ipairs { "apply", "create", "replace", "delete",
                       "set_managed_fields" } do
-    w[m] = function(self, a, b, ...)
+    w[m] = function(_, a, b, ...)
       local r1, r2 = backend[m](backend, a, b, ...)
       if not (m == "apply" and b and b.dry_run) then save() end
       return r1, r2

@@ -20,6 +20,7 @@ function M.new(o, report, input)
   input = input or io.stdin
   ---@param lines string[] what is asked about (hook text is escaped)
   ---@param what string a name for it ("the data-loss delete of ...")
+  ---@return boolean yes, string|nil why not
   return function(lines, what)
     what = what or tostring(lines[1] or "this")
     if o.yes then

@@ -77,6 +77,7 @@ end
 
 ---Every use of an API that is gone or going, per addon of the clones.
 ---@param ctx {bundled_dirs: table, bundled_hook: table, scanned: table}
+---@return table[] uses one event per use found
 function M.apis(c, addons, rows, backend, cluster, ctx, notes)
   local out, cache = {}, {}
   for i, a in ipairs(addons) do

@@ -37,7 +37,7 @@ local function declarations(c, a, limits)
 end
 
 --- No state: ask the hook's detect, read-only, as an upgrade would.
-local function detect(o, c, backend, r, a, report)
+local function detect(o, c, backend, r, a)
   local dir = c.fs.pin(a.dir) or a.dir
   local files = o.offline and o.state_dir and (o.state_dir .. "/offline")
                 or o.snap_data
@@ -64,7 +64,7 @@ local function row(o, c, backend, r, a, report)
   r.installed = ok and st and st.version or nil
   r.detected = false
   if not r.installed and r.has_detect and r.child then
-    r.installed = detect(o, c, backend, r, a, report)
+    r.installed = detect(o, c, backend, r, a)
     r.detected = r.installed ~= nil
   end
   if r.child then r.child:close(); r.child = nil end
@@ -96,12 +96,13 @@ local function unreachable(backend)
   if not ok and type(err) == "string" then return err end
 end
 
----The rows of `uphook list`, the backend they were read from, and why
----the cluster could not be read (unreachable, or past the time limit).
----@return table[] rows, Backend|nil backend (nil: none could be made), string|nil problem
+---The rows of `uphook list`, the backend they were read from (nil: none
+---could be made), and why the cluster could not be read (unreachable, or
+---past the time limit).
 ---@param o table options of host/cli.c
 ---@param c table the C families
 ---@param report table lua/cmd/report.lua
+---@return table[] rows, Backend|nil backend, string|nil problem
 function M.rows(o, c, report)
   local rows = {}
   o.limits = o.limits or hookload.limits(o, c)   -- doctor sets it first

@@ -16,6 +16,7 @@ local COLORS = { step = "\27[1;34m", warn = "\27[33m", error = "\27[1;31m",
 ---@param o {format:string, tty:boolean, err_tty:boolean, term_dumb:boolean,
 ---  no_color:boolean, verbosity:integer, write:fun(s:string),
 ---  ewrite:fun(s:string), json:table, clock:fun():number}
+---@return table report
 function M.new(o)
   local codes = not o.term_dumb
   local r = setmetatable({ format = o.format or "human", tty = o.tty,

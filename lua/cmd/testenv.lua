@@ -111,7 +111,7 @@ local AGENT_FAULTS = { unreachable = true, tls = true, token = true,
 --- an InternalIP), the ready/address given for the others; returns each
 --- node's args files and agent fault.
 local function add_nodes(env, list)
-  local files, faults = {}, {}
+  local files, agent_faults = {}, {}
   if type(list) ~= "table" then error("t.env: nodes must be a list", 3) end
   for i, n in ipairs(list) do
     if type(n) == "string" then n = { name = n } end
@@ -145,10 +145,10 @@ local function add_nodes(env, list)
     end
     env.backend:_seed(node)
     env.hostname = env.hostname or n.name
-    files[n.name], faults[n.name] = n.args, n.agent
+    files[n.name], agent_faults[n.name] = n.args, n.agent
   end
   if #list > 0 then env.backend:_nodes_changed() end
-  return files, faults
+  return files, agent_faults
 end
 
 --- Every node's files (uphook.offline.nodes): MicroK8s's default args
@@ -177,6 +177,7 @@ end
 ---  args?:table, nodes?:table, resolv_conf?:table, downloads?:table,
 ---  files?:table, plan_fetch?:boolean, hostname?:string, timeout?:number,
 ---  memory_limit?:integer, state_quota?:integer}
+---@return table env (docs/meta/uphook/test.lua: uphook.test.Env)
 function M.env(o)
   if type(o) ~= "table" or type(o.addon) ~= "string" then
     error("t.env: addon (the addon folder) is required", 2)
@@ -537,11 +538,11 @@ function Env:fail(f)
   end
   if f.node ~= nil then check_node(self, "env:fail", f.node, 3) end
   local fault = tables.shallow(f)
-  local faults = self.faults
-  faults[#faults + 1] = fault
+  local active = self.faults
+  active[#active + 1] = fault
   return setmetatable(fault, { __index = { clear = function()
-    for i = #faults, 1, -1 do
-      if faults[i] == fault then table.remove(faults, i) end
+    for i = #active, 1, -1 do
+      if active[i] == fault then table.remove(active, i) end
     end
   end } })
 end
@@ -562,6 +563,7 @@ local CONTROLLER_MADE = { ["v1/Pod"] = true, ["apps/v1/ReplicaSet"] = true,
 ---Controller-made objects (Pods, ReplicaSets, ControllerRevisions,
 ---Endpoints, EndpointSlices) only with `{controller_made = true}`.
 ---@param opts? {controller_made?: boolean}
+---@return table<string, table> objects by "apiVersion/kind/namespace/name"
 function Env:snapshot(opts)
   if opts ~= nil then check_keys("env:snapshot", opts,
                                  { controller_made = true }, 2) end

@@ -182,6 +182,7 @@ end
 ---Assert that v is truthy.
 ---@param v any
 ---@param msg? string
+---@return any v
 function M.ok(v, msg)
   if not v then fail(msg or ("expected a true value, got " .. repr(v)), 2) end
   return v
@@ -199,6 +200,7 @@ end
 ---Assert that fn raises an error matching pattern.
 ---@param fn fun()
 ---@param pattern? string
+---@return string message the error's message
 function M.err(fn, pattern)
   local ok, e = pcall(fn)
   if ok then fail("expected an error, got none", 2) end

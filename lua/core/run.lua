@@ -71,7 +71,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field changed boolean a journaled change happened: exit 1 from now on
 ---@field nchanges? integer the number of changes made
 ---@field step_no? integer the last log.step's number
----@field logged? {lines: integer, bytes: integer, dropped?: boolean} what the hook has logged, against the log budget (lua/engine/prims.lua)
+---@field logged? {lines: integer, bytes: integer, dropped?: boolean} what the hook has logged, against the log budget (lua/engine/prims/addon.lua)
 ---@field journal? table the open journal (rollback.lua)
 ---@field handler? fun(name: string, args: table): any serves the child
 ---@field child? table the hook child (host/broker.c)

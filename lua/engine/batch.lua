@@ -314,17 +314,15 @@ function M.apply_batch(run, objs, opts, reader, results)
     if it.planned then
       prior, stored, action = nil, it.obj, "created"
       run.planned[it.pk] = it.obj
-    elseif it.answer == nil then
-      -- never sent: a failure before it stopped the batch
-    elseif it.answer.ok then
+    elseif it.answer and it.answer.ok then
       stored, action = it.answer.stored, it.answer.action
       if not run.plan then
         if it.upgraded and action == "unchanged" then action = "configured" end
         made[#made + 1] = rollback.made_record(it.key, stored, it.obj)
       end
-    else
+    elseif it.answer then
       failed = failed or it.answer.error
-    end
+    end -- (no answer: never sent, a failure before it stopped the batch)
     if action then
       run.applied[pkey(it.obj.kind, it.key.name, stored and stored.metadata
         and stored.metadata.namespace or it.key.namespace)] = true

@@ -15,6 +15,7 @@ local M = {}
 ---offline, where the node is mocked.
 ---@param o table options of lua/cmd/cli.lua
 ---@param c table the C families
+---@return {kind: function, vars: table<string, string>}|nil node
 function M.this_node(o, c)
   if o.offline then return nil end
   return { kind = c.sys.kind, vars = { SNAP_DATA = o.snap_data,

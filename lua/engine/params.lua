@@ -153,7 +153,7 @@ function M.parse(argv, d, addon, usage)
       .. "'uphook upgrade %s --help'", opt:match("^[^=]*"), addon,
       #names > 0 and table.concat(names, ", ") or "none", addon))
   end
-  local function value_of(name, opt, inline)
+  local function value_of(opt, inline)
     if inline ~= nil and inline ~= "" then return inline end
     if argv[i + 1] == nil then usage(opt .. " needs a value") end
     i = i + 1
@@ -168,11 +168,11 @@ function M.parse(argv, d, addon, usage)
       local name, eq = a:match("^%-%-([^=]+)(=?)")
       if not name or not d.params[name] then unknown(a) end
       given[name] = eq == "=" and a:sub(#name + 4)
-        or value_of(name, "--" .. name)
+        or value_of("--" .. name)
     else
       local name = d.shorts[a:sub(2, 2)]
       if not name then unknown(a:sub(1, 2)) end
-      given[name] = value_of(name, a:sub(1, 2), a:sub(3))
+      given[name] = value_of(a:sub(1, 2), a:sub(3))
     end
     i = i + 1
   end

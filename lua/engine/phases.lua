@@ -345,13 +345,14 @@ local function new_run(o)
   return run
 end
 
---- Undo every journaled change; true when all of it was undone.
-local function undo_all(run, announce)
+--- Undo every journaled change, saying so when `loud`; true when all of it
+--- was undone.
+local function undo_all(run, loud)
   run.c.broker.rolling_back(true)
   run.rolling_back = true
   -- past --timeout: the rollback's requests each get their own timeout
   if run.backend.set_deadline then run.backend:set_deadline(nil) end
-  if announce then
+  if loud then
     run.report:info(string.format("Rolling back %d change%s...",
       #run.records, #run.records == 1 and "" or "s"))
     -- test-only: the rollback waits (at most 60 s) until the file this

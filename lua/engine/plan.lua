@@ -78,6 +78,7 @@ end
 ---@param stored table|nil the object after
 ---@param data_loss boolean|nil deleted with allow_data_loss
 ---@param reason string|nil why a delete happens
+---@return table entry the plan entry
 function M.kube(run, action, ref, prior, stored, data_loss, reason)
   local e = add(run, { type = "kube", action = action, kind = ref.kind,
     name = ref.name, namespace = ref.namespace, data_loss = data_loss,

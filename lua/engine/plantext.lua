@@ -184,7 +184,7 @@ local function change_lines(c, null, out, pad)
   local one_side = (a == nil or a == null) ~= (b == nil or b == null)
   local big = a ~= nil and a ~= null and a or b
   if one_side and type(big) == "table" and not redact.is(big) then
-    local s, fits = compact(big, null, 100)
+    local _, fits = compact(big, null, 100)
     if fits then
       out[#out + 1] = string.format("%s%s: %s -> %s", pad, path,
         compact(a, null, 100), compact(b, null, 100))
@@ -219,7 +219,7 @@ local function field_name(rest)
     :gsub("%.properties%.", "."))
 end
 
-local function fold_schema(changes, null, out, pad)
+local function fold_schema(changes, pad)
   local by_version, order = {}, {}
   local rest = {}
   for _, c in ipairs(changes) do
@@ -292,7 +292,7 @@ local function kube_lines(e, out, opts)
   end
   local folded = {}
   if e.kind == "CustomResourceDefinition" and not opts.full then
-    changes, folded = fold_schema(changes, opts.null, out, "      ")
+    changes, folded = fold_schema(changes, "      ")
   end
   for _, c in ipairs(changes) do change_lines(c, opts.null, out, "      ") end
   for _, l in ipairs(folded) do out[#out + 1] = l end

@@ -17,10 +17,11 @@ local M = {}
 local NS = lease.NAMESPACE
 local cm_name = lease.name
 
----@return {version:string|nil, params:table|nil, history:table,
----  permissions:string[]|nil}|nil version, params and permissions are nil
----  in a record of failed runs only (no upgrade succeeded yet)
+---The addon's state; its version, params and permissions are nil in a
+---record of failed runs only (no upgrade succeeded yet).
 ---@param run uphook.Run
+---@return {version:string|nil, params:table|nil, history:table,
+---  permissions:string[]|nil}|nil state
 function M.read(run)
   local cm = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
   if not cm or type(cm.data) ~= "table" then return nil end

@@ -23,6 +23,26 @@ def check(ok, what, problems):
         print("    ... and %d more" % (len(problems) - 40))
 
 
+def check_doctored(cases, texts, problems_of):
+    """Show that a check can fail: each case (what, file, old, new, want)
+    edits the file's text (old must occur once) and problems_of(file,
+    text), which returns (problems, ...), must then report one that
+    holds want."""
+    failures = []
+    for what, rel, old, new, want in cases:
+        text = texts.get(rel, "")
+        if text.count(old) != 1:
+            failures.append("%s: %s no longer holds the text to doctor"
+                            % (what, rel))
+            continue
+        got = problems_of(rel, text.replace(old, new))[0]
+        if not any(want in p for p in got):
+            failures.append("%s (%s): wanted %r, got %r"
+                            % (what, rel, want, got))
+    check(not failures, "doctored copies fail the checks (%d kinds)"
+          % len(cases), failures)
+
+
 def finish():
     """The count line, and the exit status."""
     print("%d passed, %d failed" % (_counts["passed"], _counts["failed"]))

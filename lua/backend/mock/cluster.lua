@@ -198,10 +198,10 @@ end
 function Cluster:_refresh_custom()
   self.custom, self.custom_kind = {}, {}
   local crds = self.store["apiextensions.k8s.io/CustomResourceDefinition"]
-  local names = {}
-  for k in pairs(crds or {}) do names[#names + 1] = k end
-  table.sort(names)
-  for _, k in ipairs(names) do
+  local keys = {}
+  for k in pairs(crds or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
     local info = kinds.from_crd(crds[k])
     if info then
       self.custom[gk(info)] = info
@@ -896,6 +896,10 @@ function Cluster:restore(snap)
   self:_refresh_custom()
 end
 
+---Is this kind namespaced? nil when the cluster does not know it.
+---@param apiVersion string|nil
+---@param kind string
+---@return boolean|nil
 function Cluster:namespaced(apiVersion, kind)
   local ok, info = pcall(self._resolve, self,
     apiVersion and (apiVersion .. "/" .. kind) or kind)

@@ -328,9 +328,9 @@ function M.update(ctx, ref, live, new, o)
     new.metadata.managedFields = copy_entries(m.mf)
     return
   end
-  local before = tables.copy(new, ctx.null)
+  local given = tables.copy(new, ctx.null)
   update_uncached(ctx, ref, nil, new, o)
-  memo_put(key, ctx, ref, o, { new = before,
+  memo_put(key, ctx, ref, o, { new = given,
     mf = tables.copy(new.metadata.managedFields, ctx.null) })
 end
 

@@ -276,11 +276,6 @@ function Cluster:unstall(kind, name, namespace)
   local obj = self:_lookup(info, name, norm_ns(info, namespace))
   if obj and ctl.ROLLOUT[info.kind] then self:_complete(info, obj) end
 end
-
----Is this kind namespaced? nil when the cluster does not know it.
----@param apiVersion string|nil
----@param kind string
----@return boolean|nil
 end
 
 return M

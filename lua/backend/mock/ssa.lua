@@ -266,7 +266,7 @@ local function merge_list(ctx, atom, lhs, rhs)
   local next_shared = shared[si]
   local merged, out = {}, {}
   local li, ri, ln, rn = 1, 1, #lpes, #rpes
-  local function add(pe, l, r)
+  local function add(l, r)
     local v = merge(ctx, atom.l, l, r)
     if v ~= nil then out[#out + 1] = v end
   end
@@ -275,7 +275,7 @@ local function merge_list(ctx, atom, lhs, rhs)
       local pe = lpes[li]
       if pe == rpes[ri] then
         merged[pe] = true
-        add(pe, lobs[pe], robs[pe])
+        add(lobs[pe], robs[pe])
         li, ri = li + 1, ri + 1
         si = si + 1
         next_shared = shared[si]
@@ -289,7 +289,7 @@ local function merge_list(ctx, atom, lhs, rhs)
     if li <= ln then
       local pe = lpes[li]
       if robs[pe] == nil then
-        add(pe, litems[li], nil)
+        add(litems[li], nil)
         li = li + 1
         goto continue
       elseif merged[pe] then
@@ -299,7 +299,7 @@ local function merge_list(ctx, atom, lhs, rhs)
     if ri <= rn then
       local pe = rpes[ri]
       merged[pe] = true
-      add(pe, lobs[pe], robs[pe])
+      add(lobs[pe], robs[pe])
       ri = ri + 1
       if next_shared ~= nil and next_shared == pe then
         si = si + 1
@@ -365,7 +365,7 @@ M.merge = merge
 
 local compare
 
-local function leaf(ctx, path, lhs, rhs, cmp)
+local function leaf(path, lhs, rhs, cmp)
   if lhs == nil then
     fieldset.insert(cmp.added, path)
   elseif rhs == nil then
@@ -447,12 +447,12 @@ function compare(ctx, ref, lhs, rhs, path, cmp)
     k = "scalar"
   end
   local n = #path
-  if k == "scalar" then return leaf(ctx, path, lhs, rhs, cmp) end
+  if k == "scalar" then return leaf(path, lhs, rhs, cmp) end
   if k == "list" then
     local ll, rl = ls == "list" and lhs or nil, rs == "list" and rhs or nil
     if not (atom.lk or atom.ls) or ((ll == nil or #ll == 0)
                                     and (rl == nil or #rl == 0)) then
-      return leaf(ctx, path, lhs, rhs, cmp)
+      return leaf(path, lhs, rhs, cmp)
     end
     list_atom(ctx, atom)
     local order, lv, rv = {}, {}, {}
@@ -479,7 +479,7 @@ function compare(ctx, ref, lhs, rhs, path, cmp)
     local lm, rm = ls == "map" and lhs or nil, rs == "map" and rhs or nil
     if atom.ma or ((lm == nil or next(lm) == nil)
                    and (rm == nil or next(rm) == nil)) then
-      return leaf(ctx, path, lhs, rhs, cmp)
+      return leaf(path, lhs, rhs, cmp)
     end
     for key, v in pairs(lm or {}) do
       local r = rm and rm[key]

@@ -311,7 +311,7 @@ local function hooks_record(run, r)
   return out
 end
 
-local function new_record(run, t, st, chart, manifest, rev, now)
+local function new_record(t, st, chart, manifest, rev, now)
   local info = st.rec and st.rec.info or {}
   local values = t.values
   if next(values) == nil then values = nil end
@@ -341,14 +341,14 @@ end
 -- of 10 deleted, then the new revision's Secret, written last.
 local function commit(run, st, rec, r, now)
   local secrets = {}
-  for _, r in ipairs(st.revs) do
-    if r.status == "deployed" or (record.PENDING[r.status]
-        and r.status ~= "failed") then
-      local old = record.decode(run.c, r.secret.data.release)
+  for _, prev in ipairs(st.revs) do
+    if prev.status == "deployed" or (record.PENDING[prev.status]
+        and prev.status ~= "failed") then
+      local old = record.decode(run.c, prev.secret.data.release)
       if old and old.info then
         old.info.status = "superseded"
         local s = record.secret(run.c, old, now)
-        s.metadata.labels.createdAt = r.secret.metadata.labels.createdAt
+        s.metadata.labels.createdAt = prev.secret.metadata.labels.createdAt
         s.metadata.labels.modifiedAt = tostring(math.floor(now))
         secrets[#secrets + 1] = { obj = s }
       end
@@ -460,7 +460,7 @@ function M.upgrade(run, t)
   own(run, r.objects, t.release, t.namespace)
   local rev = (st.revs[#st.revs] or { revision = 0 }).revision + 1
   local now = wall(run)
-  local rec = new_record(run, t, st, chart, r.manifest, rev, now)
+  local rec = new_record(t, st, chart, r.manifest, rev, now)
   rec.hooks = #r.hooks > 0 and hooks_record(run, r) or nil
   sized_secret(run, rec, now)
   plan_header(run, t, st, chart, rev)

@@ -120,13 +120,6 @@ function H.kube_list(run, kind, opts)
   return run.backend:list(kind, opts)
 end
 
----kube.delete: refuses the data-loss kinds unless allowed.
----@param run uphook.Run
----@param kind string
----@param name string
----@param namespace string|nil
----@param opts table|nil {allow_data_loss=}
----@return boolean deleted false when it was already absent
 --- Delete an object the caller read: the data-loss guard, the
 --- permission, the journal (or, under plan, the record), the plan entry.
 --- kube.delete and kube.prune both come here.
@@ -164,6 +157,13 @@ end
 
 M.delete_object = delete_object   -- helm.upgrade's prune and hooks
 
+---kube.delete: refuses the data-loss kinds unless allowed.
+---@param run uphook.Run
+---@param kind string
+---@param name string
+---@param namespace string|nil
+---@param opts table|nil {allow_data_loss=}
+---@return boolean deleted false when it was already absent
 function H.kube_delete(run, kind, name, namespace, opts)
   check_ref(kind, name, namespace, "delete")
   opts = checkopts(opts, { allow_data_loss = true }, 4, "delete")

@@ -167,20 +167,20 @@ function H.config_install(run, downloaded, path, opts)
   end
   need_write(run, root, rel, "config.install")
   refuse_args_write(run, root, rel, "config.install")
-  local path = root .. ":" .. rel
+  local where = root .. ":" .. rel
   local st = run.c.fs.stat(dir, rel)
-  local mode = file_mode(path, st, opts.mode, "config.install")
+  local mode = file_mode(where, st, opts.mode, "config.install")
   if root == "state" then
     local size = run.plan and 0 or (run.c.fs.stat(src:match("^(.*)/[^/]+$"),
       src:match("([^/]+)$")) or {}).size
     charge_state(run, dir, rel, st and st.size, size or 0, "config.install")
   end
-  plan.install(run, downloaded, path, mode, node_label(run, root))
+  plan.install(run, downloaded, where, mode, node_label(run, root))
   if run.plan then return end
   rollback.record_backup(run, root, dir, rel)
   -- the copy is verified against the token's sum (the cache is checked
   -- again here, whoever could write it: docs/security.md)
-  fs_ok(root .. ":" .. rel, run.c.fs.install(src, dir, rel, mode,
+  fs_ok(where, run.c.fs.install(src, dir, rel, mode,
     downloaded:match("^cache:(%x+)$"):lower()))
   rollback.changed(run)
 end

@@ -52,15 +52,15 @@ end
 ---@return table node
 function H.nodes_this(run)
   local host = run.hostname
-  local nodes = run.backend:list("v1/Node", {})
-  for _, n in ipairs(nodes) do
+  local all = run.backend:list("v1/Node", {})
+  for _, n in ipairs(all) do
     local labels = n.metadata.labels or {}
     if n.metadata.name == host or labels["kubernetes.io/hostname"] == host
     then return node_entry(n) end
   end
   error(string.format("nodes.this: no node is named %q or labelled "
     .. "kubernetes.io/hostname=%s (%d nodes)", tostring(host),
-    tostring(host), #nodes), 0)
+    tostring(host), #all), 0)
 end
 
 ---nodes.kubelet_config: a node's running kubelet configuration (configz).
