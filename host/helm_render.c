@@ -149,7 +149,7 @@ static void child_main(const struct render *r, int out, int err, int rep,
                        pid_t parent)
 {
   sigset_t none;
-  int nul;
+  int nul, helm;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   signal(SIGINT, SIG_DFL);
@@ -167,6 +167,14 @@ static void child_main(const struct render *r, int out, int err, int rep,
       || dup3(rep, 3, O_CLOEXEC) < 0)
     _exit(127);
   syscall(SYS_close_range, 4, ~0U, 0);
+  /* the binary is opened while still root and run through the
+   * descriptor: a Helm in a folder only root may enter (a checkout in a
+   * 0700 home or mktemp folder) still runs as 65534, which needs only
+   * the file's own execute bit.  Not close-on-exec: a script's
+   * interpreter reads it through /dev/fd. */
+  helm = open(r->helm, O_PATH);
+  if (helm < 0)
+    report(3, 1, "exec", errno);
   child_limits(r, 3);
   child_network(r, 3);
   child_identity(r, 3);
@@ -177,7 +185,7 @@ static void child_main(const struct render *r, int out, int err, int rep,
   umask(077);
   if (chdir(r->work) != 0)
     report(3, 1, "chdir", errno);
-  execve(r->helm, (char *const *)r->argv, (char *const *)r->envp);
+  fexecve(helm, (char *const *)r->argv, (char *const *)r->envp);
   report(3, 1, "exec", errno);
 }
 
@@ -553,7 +561,7 @@ static void read_conf(lua_State *L, struct render *r)
   lua_pop(L, 5);
 }
 
-int helm_render(lua_State *L)
+int uh_helm_render(lua_State *L)
 {
   struct render r;
   struct stat st;

@@ -123,6 +123,32 @@ static void t_render_v4(void)
   render_with("v4");
 }
 
+/* Helm reached through a folder only root may enter (a checkout in a
+ * 0700 home, or CI's mktemp copy): it still runs as 65534, which needs
+ * only the file's own execute bit (the binary is opened as root). */
+static void t_render_private_folder(void)
+{
+  char helm[4096], dir[] = "/tmp/uphook-helm-private.XXXXXX", link[4200];
+  if (!have_helm("v3", helm, sizeof helm))
+    return;
+  if (getuid() != 0) {
+    printf("skip: the private folder matters only as root\n");
+    return;
+  }
+  CHECK(mkdtemp(dir) != NULL && chmod(dir, 0700) == 0);
+  snprintf(link, sizeof link, "%s/helm", dir);
+  CHECK(symlink(helm, link) == 0);
+  lua_pushstring(L, link);
+  lua_setglobal(L, "HELM");
+  TRUE("local tgz = chart('private', { ['cm.yaml'] = 'kind: ConfigMap\\n' })\n"
+       "local out, msg = helm.render{ helm = HELM, args = { 'template', 'r1',"
+       " tgz } }\n"
+       "assert(out and out:find('kind: ConfigMap', 1, true), msg)\n"
+       "return true");
+  unlink(link);
+  rmdir(dir);
+}
+
 /* Misuse raises naming the field; a missing Helm is named where looked */
 static void t_arguments(void)
 {
@@ -340,6 +366,7 @@ int main(void)
   RUN(t_child);
   RUN(t_render_v3);
   RUN(t_render_v4);
+  RUN(t_render_private_folder);
   RUN(t_timeout);
   RUN(t_output);
   RUN(t_memory);
