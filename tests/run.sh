@@ -81,12 +81,14 @@ lua_paths=""
 for d in stdlib hooks; do
   [ -n "$(find $d -name '*_test.lua' 2>/dev/null | head -1)" ] && lua_paths="$lua_paths $d"
 done
-[ -n "$lua_paths" ] && run_suite "uphook test$lua_paths" "$UPHOOK" test $lua_paths
-# the Helm of `make helm` renders the helm.* cases (tests/lua/helm_test.lua
-# says it skips them, and why, when there is none)
+# the Helm of `make helm` renders what helm.* renders in the hooks' tests
+# and the engine's (tests/lua/helm_test.lua says it skips them, and why,
+# when there is none)
+HELM_PATH="$(cd "$BUILD" && pwd)/helm/v3:$PATH"
+[ -n "$lua_paths" ] && run_suite "uphook test$lua_paths" \
+  env PATH="$HELM_PATH" "$UPHOOK" test $lua_paths
 run_suite "uphook test tests/lua (unconfined)" \
-  env UPHOOK_TEST_UNCONFINED=1 PATH="$(cd "$BUILD" && pwd)/helm/v3:$PATH" \
-  "$UPHOOK" test tests/lua
+  env UPHOOK_TEST_UNCONFINED=1 PATH="$HELM_PATH" "$UPHOOK" test tests/lua
 for s in tests/*/*_test.sh tests/*/*_test.py; do
   case " $(echo $LONG) " in *" $s "*) continue ;; esac
   [ -f "$s" ] && script "$s"
