@@ -104,7 +104,7 @@ return {
     end
   end,
 
-  upgrade = function(ctx)
+  upgrade = function()
     upgrade_release(KPS, release(KPS))
     for _, c in ipairs(OTHERS) do
       local rel = release(c)
