@@ -369,7 +369,11 @@ function helm.render(spec) end
 ---before `superseded`, at most 10 revisions kept), in Helm's format.
 ---Objects get Helm's ownership marks (`app.kubernetes.io/managed-by:
 ---Helm`, `meta.helm.sh/release-name`, `meta.helm.sh/release-namespace`),
----so a manifest install is adopted. Values are given explicitly: nothing
+---so a manifest install is adopted (the plan says so); an object another
+---release owns is an error before any change. The templates see the
+---cluster's `.Capabilities`: its Kubernetes version (the nodes' kubelet)
+---and the APIs its CRDs and APIServices add, with the CRDs of the
+---chart's `crds/` folder. Values are given explicitly: nothing
 ---is reused (see the standard library's `values`). A release left
 ---pending by an earlier Helm run is superseded. Everything is journaled:
 ---a failure rolls every change back and no new revision remains. Under

@@ -205,6 +205,28 @@ local function csa_upgrade(prior)
   return fieldset.upgrade(mf, csa, kinds.FIELD_MANAGER)
 end
 
+-- Under plan a CRD is only dry-run, so the server cannot dry-run the
+-- resources of a kind it brings: those are planned as created (the kinds
+-- the plan's CRDs serve, "group/version/Kind" -> true, in run.planned_kinds).
+local function planned_kind(run, obj)
+  local pk = run.planned_kinds
+  return pk ~= nil and pk[obj.apiVersion .. "/" .. obj.kind] == true
+    and run.backend:namespaced(obj.apiVersion, obj.kind) == nil
+end
+
+local function plan_crd(run, crd)
+  local spec = type(crd.spec) == "table" and crd.spec or {}
+  local kind = type(spec.names) == "table" and spec.names.kind
+  if type(spec.group) ~= "string" or type(kind) ~= "string" then return end
+  run.planned_kinds = run.planned_kinds or {}
+  for _, v in ipairs(type(spec.versions) == "table" and spec.versions or {}) do
+    if type(v) == "table" and v.served ~= false then
+      run.planned_kinds[spec.group .. "/" .. tostring(v.name) .. "/" .. kind]
+        = true
+    end
+  end
+end
+
 -- One object of a kube.apply batch, stamped and checked, with its prior.
 local function apply_item(run, obj, opts, reader, pending)
   stamp(run, obj, opts.namespace)
@@ -215,7 +237,7 @@ local function apply_item(run, obj, opts, reader, pending)
   local pk = pkey(obj.kind, key.name, key.namespace)
   pending[pk] = obj
   local it = { obj = obj, key = key, pk = pk }
-  if run.plan and run.planned[pk] ~= nil then
+  if run.plan and (run.planned[pk] ~= nil or planned_kind(run, obj)) then
     it.planned = true
   else
     it.prior = reader:get(obj)
@@ -323,6 +345,9 @@ function M.apply_batch(run, objs, opts, reader, results)
     elseif it.answer then
       failed = failed or it.answer.error
     end -- (no answer: never sent, a failure before it stopped the batch)
+    if action and run.plan and it.obj.kind == "CustomResourceDefinition" then
+      plan_crd(run, it.obj)
+    end
     if action then
       run.applied[pkey(it.obj.kind, it.key.name, stored and stored.metadata
         and stored.metadata.namespace or it.key.namespace)] = true

@@ -86,6 +86,10 @@ case("upgrade: superseded, pruned, hook run, CRD, generated password kept", func
   t.eq(e:get("ConfigMap", "demo-old", "apps"), nil, "pruned")
   t.ok(e:get("apiextensions.k8s.io/v1/CustomResourceDefinition",
              "widgets.demo.example.com"), "the crds/ folder is applied")
+  t.eq(e:get("ConfigMap", "demo-config", "apps").data.kube, "v1.32.3",
+       "--kube-version from the nodes")
+  t.ok(e:get("demo.example.com/v1/Widget", "demo-widget", "apps"),
+       "--api-versions has the CRDs of the chart's crds/ folder")
   t.eq(e:get("batch/v1/Job", "demo-migrate", "apps"), nil,
        "the hook ran and went (hook-succeeded)")
   t.eq(#rec2.hooks, 1)
@@ -107,6 +111,8 @@ case("plan: chart from -> to, values hidden, nothing written", function()
   t.match(text, "values: shown after your yes")
   t.match(text, "chart hook pre%-upgrade: Job apps/demo%-migrate")
   t.match(text, "ConfigMap apps/demo%-old %(deleted%)")
+  t.match(text, "Widget apps/demo%-widget %(created%)",
+    "a resource of a CRD the plan creates is planned, not dry-run")
   t.match(text, "sh%.helm%.release%.v1%.demo%.v2")
 end)
 
@@ -195,4 +201,33 @@ case("a release over 1 MiB is refused before any change", function()
   t.match(r.error, "helm release demo revision 2 would take %d+ bytes, "
     .. "more than the 1048576 a Secret holds: nothing was changed")
   t.eq(e:snapshot(), before)
+end)
+
+case("an object a manifest installed is adopted; one of another release is refused", function()
+  local e = env()
+  e:apply { apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = "demo-config", namespace = "apps" },
+    data = { greeting = "from a manifest" } }
+  local p = e:plan { "--chart", "charts/demo-0.1.0.tgz" }
+  t.eq(p.code, 0, p.error)
+  t.match(require("uphook.engine.plantext").render(p.plan),
+    "ConfigMap apps/demo%-config: adopted into the release")
+  local r = e:upgrade { "--chart", "charts/demo-0.1.0.tgz" }
+  t.eq(r.code, 0, r.error)
+  local cm = e:get("ConfigMap", "demo-config", "apps")
+  t.eq(cm.data.greeting, "hello")
+  t.eq(cm.metadata.annotations["meta.helm.sh/release-name"], "demo")
+
+  local e2 = env()
+  e2:apply { apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = "demo-config", namespace = "apps",
+      annotations = { ["meta.helm.sh/release-name"] = "other",
+                      ["meta.helm.sh/release-namespace"] = "apps" } },
+    data = { greeting = "theirs" } }
+  local before = e2:snapshot()
+  r = e2:upgrade { "--chart", "charts/demo-0.1.0.tgz" }
+  t.eq(r.code, 4)
+  t.match(r.error, "ConfigMap apps/demo%-config belongs to the Helm release "
+    .. "other in apps, not to demo in apps: nothing was changed")
+  t.eq(e2:snapshot(), before)
 end)

@@ -15,7 +15,7 @@ local OWN = { ["Chart.yaml"] = true, ["values.yaml"] = true,
 ---@param run uphook.Run
 ---@param path string absolute path of the .tgz
 ---@param shown string the chart as the hook named it, for messages
----@return {metadata: table, record: table}
+---@return {metadata: table, record: table, crds: table[]} crds: the CRDs of its crds/ folder
 function M.read(run, path, shown)
   local c = run.c
   if not (c.helm and c.helm.chart) then
@@ -57,12 +57,19 @@ function M.read(run, path, shown)
       other[#other + 1] = f
     end
   end
+  local crds = {}
+  for _, n in ipairs(names) do
+    if n:match("^crds/.*%.ya?ml$") then
+      local ok, docs = pcall(run.c.yaml.decode_all, files[n])
+      for _, d in ipairs(ok and docs or {}) do crds[#crds + 1] = d end
+    end
+  end
   local record = { metadata = md, lock = yaml_of("Chart.lock") or c.json.null,
     templates = templates, values = yaml_of("values.yaml") or {},
     schema = files["values.schema.json"]
       and c.helm.b64encode(files["values.schema.json"]) or c.json.null,
     files = other }
-  return { metadata = md, record = record }
+  return { metadata = md, record = record, crds = crds }
 end
 
 return M

@@ -69,11 +69,68 @@ function M.argv(t)
     a[#a + 1] = "--kube-version"
     a[#a + 1] = t.kube_version
   end
-  for _, v in ipairs(t.api_versions or {}) do
+  if t.api_versions and #t.api_versions > 0 then   -- a list flag: a,b,c
     a[#a + 1] = "--api-versions"
-    a[#a + 1] = v
+    a[#a + 1] = table.concat(t.api_versions, ",")
   end
   return a
+end
+
+local function add_crd(set, crd)
+  local spec = type(crd) == "table" and crd.kind == "CustomResourceDefinition"
+    and type(crd.spec) == "table" and crd.spec
+  if not spec or type(spec.group) ~= "string" then return end
+  local kind = type(spec.names) == "table" and spec.names.kind
+  for _, v in ipairs(type(spec.versions) == "table" and spec.versions or {}) do
+    if type(v) == "table" and v.served ~= false and type(v.name) == "string"
+    then
+      set[spec.group .. "/" .. v.name] = true
+      if type(kind) == "string" then
+        set[spec.group .. "/" .. v.name .. "/" .. kind] = true
+      end
+    end
+  end
+end
+
+local function list_or_empty(run, kind)
+  local ok, l = pcall(run.backend.list, run.backend, kind)
+  return ok and type(l) == "table" and l or {}
+end
+
+---What the chart's templates see as `.Capabilities` (helm template's
+---`--kube-version` and `--api-versions`, which Helm adds to its built-in
+---API versions): the cluster's Kubernetes version (its nodes' kubelet,
+---MicroK8s's one binary), and the APIs that CRDs and APIServices add, with
+---the CRDs the chart itself brings in crds/ (a `helm install` installs
+---those before it renders the templates).
+---@param run uphook.Run
+---@param crds table[] CRD objects of the chart's crds/ folders
+---@return string|nil kube_version, string[] api_versions
+function M.capabilities(run, crds)
+  local set = {}
+  for _, crd in ipairs(list_or_empty(run,
+      "apiextensions.k8s.io/v1/CustomResourceDefinition")) do
+    add_crd(set, crd)
+  end
+  for _, crd in ipairs(crds) do add_crd(set, crd) end
+  for _, a in ipairs(list_or_empty(run, "apiregistration.k8s.io/v1/APIService"))
+  do
+    local s = type(a.spec) == "table" and a.spec or {}
+    if type(s.group) == "string" and s.group ~= ""
+       and type(s.version) == "string" then
+      set[s.group .. "/" .. s.version] = true
+    end
+  end
+  local apis = {}
+  for k in pairs(set) do apis[#apis + 1] = k end
+  table.sort(apis)
+  local kube
+  for _, n in ipairs(list_or_empty(run, "v1/Node")) do
+    local v = ((n.status or {}).nodeInfo or {}).kubeletVersion
+    local mm = type(v) == "string" and v:match("^v?(%d+%.%d+%.%d+)")
+    if mm then kube = "v" .. mm break end
+  end
+  return kube, apis
 end
 
 ---Run `helm template` once; its standard output.

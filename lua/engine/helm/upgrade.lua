@@ -134,6 +134,30 @@ local function apply(run, items, ns)
   end
 end
 
+-- Helm's ownership rule (helm/helm pkg/action/validate.go), read before
+-- any change: an object another release owns is refused; one without
+-- Helm's marks (a manifest install) is adopted, and the plan says so.
+local function check_owners(run, items, release, ns)
+  local list = {}
+  for i, it in ipairs(items) do list[i] = it.obj end
+  local reader = batch.reader(run.backend, list, ns)
+  for _, obj in ipairs(list) do
+    local ok, prior = pcall(reader.get, reader, obj)
+    local a = ok and prior and prior.metadata
+      and type(prior.metadata.annotations) == "table"
+      and prior.metadata.annotations or {}
+    local rn, rns = a[REL_NAME], a[REL_NS]
+    if ok and prior and ((rn and rn ~= release) or (rns and rns ~= ns)) then
+      error(string.format("helm.upgrade: %s belongs to the Helm release %s "
+        .. "in %s, not to %s in %s: nothing was changed", render.name(obj),
+        tostring(rn), tostring(rns), release, ns), 0)
+    elseif ok and prior and not rn then
+      plan.note(run, "helm", render.name(obj) .. ": adopted into the "
+        .. "release (it had no Helm release marks)")
+    end
+  end
+end
+
 -- The changed keys of the user's values (never their values: they may
 -- hold passwords), for the plan.
 local function values_diff(old, new, path, out)
@@ -371,12 +395,14 @@ end
 
 -- The render of t (checked by lua/engine/prims/helm.lua) against the
 -- release as it stands: objects namespaced, generated values kept.
-local function rendered(run, t, st)
+local function rendered(run, t, st, chart)
   local install = st.rel == nil or st.rel.status == "pending-install"
+  local kube, apis = render.capabilities(run, chart.crds)
   local r, gen = render_twice(run, { helm = render.locate(run),
     release = t.release, namespace = t.namespace, chart = t.chart_path,
-    chart_name = t.chart, install = install,
-    values = run.c.yaml.encode(t.values), timeout = t.timeout })
+    chart_name = t.chart, install = install, kube_version = kube,
+    api_versions = apis, values = run.c.yaml.encode(t.values),
+    timeout = t.timeout })
   for _, list in ipairs { r.crds, r.objects, r.hooks } do
     for _, it in ipairs(list) do
       local md = it.obj.metadata
@@ -404,7 +430,7 @@ end
 ---@return table[]
 function M.render(run, t)
   local st = M.current(run, t.release, t.namespace)
-  local r = rendered(run, t, st)
+  local r = rendered(run, t, st, chartmod.read(run, t.chart_path, t.chart))
   local out = {}
   for _, list in ipairs { r.crds, r.objects, r.hooks } do
     for _, it in ipairs(list) do out[#out + 1] = it.obj end
@@ -456,7 +482,8 @@ function M.upgrade(run, t)
       t.release, t.namespace, tostring(st.rel.chart.name),
       chart.metadata.name), 0)
   end
-  local r = rendered(run, t, st)
+  local r = rendered(run, t, st, chart)
+  check_owners(run, r.objects, t.release, t.namespace)
   own(run, r.objects, t.release, t.namespace)
   local rev = (st.revs[#st.revs] or { revision = 0 }).revision + 1
   local now = wall(run)
