@@ -281,11 +281,40 @@ local function kube_action(run, rec, cur)
   return cur and "restore" or "recreate"
 end
 
+--- A CRD goes back to its prior spec only when that spec serves every
+--- version the server stores its objects in (status.storedVersions):
+--- objects stored in a version the old spec does not serve could not be
+--- read. Else the new CRD stays, named in the rollback summary, and the
+--- run still exits 1 (docs/state.md "The journal"). The versions not served.
+local function crd_unserved(rec, cur)
+  if rec.ref.kind ~= "CustomResourceDefinition" or not cur or rec.deleted
+     or type(rec.prior) ~= "table" then return nil end
+  local served = {}
+  local spec = type(rec.prior.spec) == "table" and rec.prior.spec or {}
+  for _, v in ipairs(type(spec.versions) == "table" and spec.versions or {})
+  do
+    if type(v) == "table" and v.served ~= false then served[v.name] = true end
+  end
+  local missing = {}
+  local st = type(cur.status) == "table" and cur.status or {}
+  for _, v in ipairs(type(st.storedVersions) == "table" and st.storedVersions
+      or {}) do
+    if not served[v] then missing[#missing + 1] = tostring(v) end
+  end
+  return #missing > 0 and table.concat(missing, ", ") or nil
+end
+
 local function undo_kube(run, rec)
   local b, r = run.backend, rec.ref
   local gvk = r.apiVersion .. "/" .. r.kind
-  local action = kube_action(run, rec, b:get(gvk, r.name, r.namespace))
+  local cur = b:get(gvk, r.name, r.namespace)
+  local action = kube_action(run, rec, cur)
   if action == nil then return nil end
+  local unserved = action == "restore" and crd_unserved(rec, cur)
+  if unserved then
+    return string.format("kept the new spec (objects stored as %s, which "
+      .. "the spec before does not serve) of ", unserved)
+  end
   if action == "delete" then
     b:delete(gvk, r.name, r.namespace)
     return "deleted "

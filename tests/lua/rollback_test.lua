@@ -107,3 +107,29 @@ function()
   t.eq(now.metadata.uid, uid, "the claim (and its volume) is the same one")
   t.eq(now.spec.resources.requests.storage, "2Gi")
 end)
+
+-- A CRD's rollback (docs/state.md "The journal"): its prior spec comes
+-- back only while that spec serves every stored version.
+t.case("rollback puts a CRD's prior spec back when it serves every stored version", function()
+  local e = t.env { addon = "addons/crdroll", cluster = "fixtures_crd.yaml" }
+  local before = e:snapshot()
+  local r = e:upgrade { "--case", "schema" }
+  t.eq(r.code, 1)
+  t.eq(e:snapshot(), before)
+end)
+
+t.case("a CRD whose new storage version the prior spec does not serve stays, named", function()
+  local e = t.env { addon = "addons/crdroll", cluster = "fixtures_crd.yaml" }
+  local r = e:upgrade { "--case", "v2" }
+  t.eq(r.code, 1, r.error)
+  local crd = e:get("apiextensions.k8s.io/v1/CustomResourceDefinition",
+                    "widgets.demo.example.com")
+  t.eq(#crd.spec.versions, 2, "the new spec stays")
+  t.eq(crd.status.storedVersions, { "v1", "v2" })
+  local kept
+  for _, l in ipairs(r.run.restored or {}) do
+    if l:find("kept the new spec", 1, true) then kept = l end
+  end
+  t.eq(kept, "kept the new spec (objects stored as v2, which the spec "
+    .. "before does not serve) of CustomResourceDefinition widgets.demo.example.com")
+end)

@@ -456,11 +456,7 @@ end
 ---@return table status
 function M.crd_status(obj, ts)
   local spec = obj.spec or {}
-  local stored = {}
-  for _, v in ipairs(type(spec.versions) == "table" and spec.versions
-                     or {}) do
-    if type(v) == "table" and v.storage then stored[#stored + 1] = v.name end
-  end
+  local stored = M.crd_stored_after(obj) or M.crd_stored(obj)
   return {
     acceptedNames = tables.copy(spec.names or {}),
     conditions = {
@@ -472,6 +468,38 @@ function M.crd_status(obj, ts)
     },
     storedVersions = stored,
   }
+end
+
+---The CRD's status.storedVersions (a copy).
+---@param obj table
+---@return string[]
+function M.crd_stored(obj)
+  local st = type(obj.status) == "table" and obj.status or {}
+  local out = {}
+  for _, v in ipairs(type(st.storedVersions) == "table" and st.storedVersions
+                     or {}) do
+    out[#out + 1] = v
+  end
+  return out
+end
+
+---The storedVersions after a write: the API server adds the storage
+---version on every create and update and never removes one
+---(apiextensions-apiserver's CRD strategy); nil when it is among them
+---already.
+---@param obj table
+---@return string[]|nil
+function M.crd_stored_after(obj)
+  local stored = M.crd_stored(obj)
+  local spec = obj.spec or {}
+  for _, v in ipairs(type(spec.versions) == "table" and spec.versions
+                     or {}) do
+    if type(v) == "table" and v.storage then
+      for _, s in ipairs(stored) do if s == v.name then return nil end end
+      stored[#stored + 1] = v.name
+      return stored
+    end
+  end
 end
 
 ---Is a condition of `type_` True in obj.status.conditions?

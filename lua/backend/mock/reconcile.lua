@@ -48,6 +48,13 @@ function Cluster:_reconcile(info, obj)
     self:_refresh_custom()
     if not ctl.condition_true(obj, "Established") then
       self:_set_status(info, obj, ctl.crd_status(obj, ts))
+    else
+      local stored = ctl.crd_stored_after(obj)
+      if stored then
+        local st = tables.copy(obj.status)
+        st.storedVersions = stored
+        self:_set_status(info, obj, st)
+      end
     end
   elseif kind == "APIService" then
     if not ctl.condition_true(obj, "Available") then
