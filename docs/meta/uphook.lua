@@ -369,7 +369,9 @@ function helm.render(spec) end
 ---before `superseded`, at most 10 revisions kept), in Helm's format.
 ---Objects get Helm's ownership marks (`app.kubernetes.io/managed-by:
 ---Helm`, `meta.helm.sh/release-name`, `meta.helm.sh/release-namespace`),
----so a manifest install is adopted (the plan says so); an object another
+---so a manifest install is adopted (the plan says so); an object whose
+---immutable field the chart changed (a selector) is deleted and created
+---again (never a data-loss kind: that is an error); an object another
 ---release owns is an error before any change. The templates see the
 ---cluster's `.Capabilities`: its Kubernetes version (the nodes' kubelet)
 ---and the APIs its CRDs and APIServices add, with the CRDs of the

@@ -86,6 +86,8 @@ case("upgrade: superseded, pruned, hook run, CRD, generated password kept", func
   t.eq(e:get("ConfigMap", "demo-old", "apps"), nil, "pruned")
   t.ok(e:get("apiextensions.k8s.io/v1/CustomResourceDefinition",
              "widgets.demo.example.com"), "the crds/ folder is applied")
+  t.eq(e:get("apps/v1/Deployment", "demo", "apps").spec.selector.matchLabels,
+       { app = "demo", tier = "web" }, "an immutable field changed: re-created")
   t.eq(e:get("ConfigMap", "demo-config", "apps").data.kube, "v1.32.3",
        "--kube-version from the nodes")
   t.ok(e:get("demo.example.com/v1/Widget", "demo-widget", "apps"),
@@ -111,6 +113,10 @@ case("plan: chart from -> to, values hidden, nothing written", function()
   t.match(text, "values: shown after your yes")
   t.match(text, "chart hook pre%-upgrade: Job apps/demo%-migrate")
   t.match(text, "ConfigMap apps/demo%-old %(deleted%)")
+  t.match(text, "Deployment apps/demo: re%-created: spec%.selector: Invalid "
+    .. "value: .*: field is immutable")
+  t.match(text, "Deployment apps/demo %(deleted%): an immutable field "
+    .. "changed: deleted and created again")
   t.match(text, "Widget apps/demo%-widget %(created%)",
     "a resource of a CRD the plan creates is planned, not dry-run")
   t.match(text, "sh%.helm%.release%.v1%.demo%.v2")

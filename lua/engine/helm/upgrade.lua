@@ -122,6 +122,41 @@ local function manifest_of(run, r)
   return table.concat(parts, "\n")
 end
 
+-- The object of a batch that the server refused for a changed immutable
+-- field (422 Invalid, "field is immutable"), or nil.
+local function immutable_victim(b, err)
+  if not (type(err) == "table" and err.code == 422
+          and tostring(err.message):find("field is immutable", 1, true)) then
+    return nil
+  end
+  local d = type(err.details) == "table" and err.details or {}
+  for _, obj in ipairs(b) do
+    if obj.metadata.name == d.name and (d.kind == nil or d.kind == obj.kind)
+    then return obj end
+  end
+end
+
+-- One batch; an object whose immutable field the chart changed is
+-- deleted (kube.delete's rules: never a data-loss kind) and created again
+-- with the batch, as hooks do by hand (docs/guide.md "Helm addons"),
+-- never a failed half-upgrade. Under plan the delete is planned and the
+-- object planned as created.
+local function apply_one_batch(run, b, opts, reader)
+  for _ = 1, #b + 1 do
+    local ok, err = pcall(batch.apply_batch, run, b, opts, reader, {})
+    if ok then return end
+    local victim = immutable_victim(b, err)
+    if not victim then error(err, 0) end
+    local md = victim.metadata
+    local live = run.backend:get(kinds.gvk(victim), md.name, md.namespace)
+    if not live then error(err, 0) end
+    plan.note(run, "helm", string.format("%s: re-created: %s", render.name(
+      victim), tostring(err.message):gsub("^.-: ", "", 1)))
+    kube.delete_object(run, live, false, "helm.upgrade",
+      "an immutable field changed: deleted and created again")
+  end
+end
+
 --- Apply items (lists of {obj=}) through kube.apply's policy, in batches.
 local function apply(run, items, ns)
   local list = {}
@@ -130,7 +165,7 @@ local function apply(run, items, ns)
   local opts = { namespace = ns, manager = M.MANAGER }
   local reader = batch.reader(run.backend, list, ns)
   for _, b in ipairs(batch.split(list)) do
-    batch.apply_batch(run, b, opts, reader, {})
+    apply_one_batch(run, b, opts, reader)
   end
 end
 
