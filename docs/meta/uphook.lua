@@ -151,7 +151,7 @@
 
 ---@class uphook.HelmUpgradeSpec: uphook.HelmSpec
 ---@field install? boolean create the release when it does not exist (default: an error)
----@field timeout? number seconds for this call's CRD and chart-hook waits (default 300, never past `--timeout`)
+---@field timeout? number seconds for each of this call's waits: CRDs Established, chart hooks, rollouts (default 300, never past `--timeout`)
 
 ---An entry of `nodes.list()`.
 ---@class uphook.Node
@@ -364,7 +364,9 @@ function helm.render(spec) end
 ---`crds/` folder too) and wait until Established; apply the rest in
 ---Helm's install order; delete what the previous revision had and this
 ---one lacks (never what is annotated `helm.sh/resource-policy: keep`;
----the data-loss rules of `kube.delete` hold); run the `post-` hooks;
+---the data-loss rules of `kube.delete` hold); wait until its
+---Deployments, DaemonSets and StatefulSets roll out (`kube.rollout`'s
+---rules, as `helm upgrade --wait`); run the `post-` hooks;
 ---and write the new revision Secret last (status `deployed`, the one
 ---before `superseded`, at most 10 revisions kept), in Helm's format.
 ---Objects get Helm's ownership marks (`app.kubernetes.io/managed-by:

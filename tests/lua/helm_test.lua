@@ -237,3 +237,16 @@ case("an object a manifest installed is adopted; one of another release is refus
     .. "other in apps, not to demo in apps: nothing was changed")
   t.eq(e2:snapshot(), before)
 end)
+
+case("a workload that does not roll out fails the upgrade: rolled back, no new revision", function()
+  local e = env()
+  install1(e)
+  local before = e:snapshot()
+  e:stall("apps/v1/Deployment", "demo", "apps")
+  local r = e:upgrade {}
+  t.eq(r.code, 1, r.error)
+  t.match(r.error, "timeout after [%d.]+s waiting for the rollout of "
+    .. "apps/v1/Deployment apps/demo")
+  t.eq(e:snapshot(), before)
+  t.eq(rec_of(e, 2), nil)
+end)

@@ -499,6 +499,21 @@ local function apply_crds(run, r, timeout)
   return rest
 end
 
+local ROLLOUT = { Deployment = true, DaemonSet = true, StatefulSet = true }
+
+-- The release's workloads rolled out (kube.rollout's rules), as `helm
+-- upgrade --wait` waits, before the post- hooks and the commit: a rollout
+-- that fails rolls the upgrade back.
+local function wait_rollouts(run, items, timeout)
+  for _, it in ipairs(items) do
+    local o = it.obj
+    if ROLLOUT[o.kind] and o.apiVersion == "apps/v1" then
+      kube.handlers.kube_rollout(run, "apps/v1/" .. o.kind, o.metadata.name,
+        o.metadata.namespace, { timeout = timeout })
+    end
+  end
+end
+
 ---helm.upgrade: render, check, apply, prune, run chart hooks, commit
 ---(docs/guide.md "Helm addons"). Under plan every step is recorded and
 ---nothing changes.
@@ -530,6 +545,7 @@ function M.upgrade(run, t)
   run_hooks(run, r, "pre-" .. ev, t.namespace, t.timeout)
   local rest = apply_crds(run, r, t.timeout)
   apply(run, render.sort_install(rest), t.namespace)
+  wait_rollouts(run, rest, t.timeout)
   prune(run, st, r, t.namespace, chart)
   run_hooks(run, r, "post-" .. ev, t.namespace, t.timeout)
   commit(run, st, rec, r, now)
