@@ -10,8 +10,11 @@ local record = require "uphook.engine.helm.record"
 -- here; with CI=true that is a failure.
 local case = t.helm_case
 
+local URL = "https://charts.example.com/demo-0.2.0.tgz"
+
 local function env()
-  return t.env { addon = "addons/helmdemo", cluster = "fixtures_helm.yaml" }
+  return t.env { addon = "addons/helmdemo", cluster = "fixtures_helm.yaml",
+    downloads = { [URL] = "addons/helmdemo/charts/demo-0.2.0.tgz" } }
 end
 
 local function rec_of(e, rev)
@@ -249,4 +252,30 @@ case("a workload that does not roll out fails the upgrade: rolled back, no new r
     .. "apps/v1/Deployment apps/demo")
   t.eq(e:snapshot(), before)
   t.eq(rec_of(e, 2), nil)
+end)
+
+case("a chart from net.download (sha256 checked) upgrades the release", function()
+  local e = env()
+  install1(e)
+  local sum = C.hash.file(e.dir .. "/charts/demo-0.2.0.tgz")
+  local r = e:upgrade { "--url", URL, "--sha256", ("0"):rep(64) }
+  t.eq(r.code, 4, r.error)
+  t.match(r.error, "sha256 mismatch for " .. URL:gsub("%p", "%%%0"))
+  r = e:upgrade { "--url", URL, "--sha256", sum }
+  t.eq(r.code, 0, r.error)
+  t.eq(rec_of(e, 2).chart.metadata.version, "0.2.0")
+end)
+
+case("bad input stops before any change: a missing chart, a template error", function()
+  local e = env()
+  install1(e)
+  local before = e:snapshot()
+  local r = e:upgrade { "--chart", "charts/nope-1.0.0.tgz" }
+  t.eq(r.code, 4)
+  t.match(r.error, "helm%.upgrade: helmdemo has no chart charts/nope%-1%.0%.0%.tgz")
+  r = e:upgrade { "--greeting", "fail" }
+  t.eq(r.code, 4)
+  t.match(r.error, "helm template of charts/demo%-0%.2%.0%.tgz failed: .*"
+    .. "demo/templates/cm%.yaml:1:.*greeting may not be fail")
+  t.eq(e:snapshot(), before)
 end)

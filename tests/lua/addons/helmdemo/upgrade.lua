@@ -1,16 +1,18 @@
 --- A probe for tests/lua/helm_test.lua: the release "demo" in "apps" of
 --- the tiny chart in charts/ (chart-src/ holds its source), installed or
 --- upgraded with helm.upgrade; --chart picks the packaged chart,
---- --greeting sets a value over what the release has.
+--- --greeting sets a value over what the release has; --url and --sha256
+--- take the chart from net.download instead.
 local values = require "values"
 
 return {
   version = "0.2.0", from = ">=0.0.0 <0.2.0",
   description = "helm.upgrade probe",
-  permissions = { "kube:apps", "kube:cluster" },
+  permissions = { "kube:apps", "kube:cluster", "net:charts.example.com" },
   params = { chart = { default = "charts/demo-0.2.0.tgz" },
              greeting = { default = "" },
              big = { default = "0" },
+             url = { default = "" }, sha256 = { default = "" },
              case = { default = "upgrade" } },
   detect = function()
     local r = helm.release("demo", "apps")
@@ -38,8 +40,12 @@ return {
       end
       v.big = table.concat(parts)
     end
+    local chart = ctx.params.chart
+    if ctx.params.url ~= "" then
+      chart = net.download(ctx.params.url, { sha256 = ctx.params.sha256 })
+    end
     local out = helm.upgrade { release = "demo", namespace = "apps",
-      chart = ctx.params.chart, values = v, install = true }
+      chart = chart, values = v, install = true }
     log.info("release %s %s revision %d %s", out.name, out.chart.version,
       out.revision, out.status)
   end,
