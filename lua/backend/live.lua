@@ -345,11 +345,11 @@ end
 -- answered the dry run with the object's managedFields as they are; the
 -- fields the upgrade gives uphook and uphook no longer applies would go
 -- (fieldset.prune_unowned, docs/internals.md "Field ownership").
-function Live:_predict_upgrade(stored, upgraded)
+function Live:_predict_upgrade(stored, upgraded, manager)
   local mine, owned = nil, fieldset.new()
   local keep = {}
   for _, e in ipairs(upgraded) do keep[fieldset.manager_id(e)] = true end
-  local id = fieldset.manager_id { manager = kinds.FIELD_MANAGER,
+  local id = fieldset.manager_id { manager = manager or kinds.FIELD_MANAGER,
                                    operation = "Apply" }
   for _, e in ipairs(upgraded) do
     if fieldset.manager_id(e) == id then
@@ -387,7 +387,7 @@ function Live:_apply_result(info, stored, prior, opts)
   local dry = opts and opts.dry_run
   stored = fill(stored, info)
   if dry and prior and opts.managed_fields then
-    stored = self:_predict_upgrade(stored, opts.managed_fields)
+    stored = self:_predict_upgrade(stored, opts.managed_fields, opts.manager)
   end
   if not prior then return stored, "created" end
   if unchanged(prior, stored, dry) then

@@ -195,14 +195,26 @@ end
 --- on uphook's first apply to an object `kubectl apply` made client side
 --- (`microk8s enable` does), the fields of its managers move to uphook,
 --- as `kubectl apply --server-side` does with client-go's csaupgrade, so
---- that the fields a new version no longer sets go. The new managedFields,
---- or nil when there is nothing to move.
-local function csa_upgrade(prior)
+--- that the fields a new version no longer sets go. Applying as another
+--- manager (helm.upgrade applies as `helm`), that manager's own Update
+--- entry moves to its Apply entry too, as Helm 4 does for a release Helm 3
+--- wrote client side (helm/helm pkg/kube/client.go
+--- upgradeClientSideFieldManager). The new managedFields, or nil when
+--- there is nothing to move.
+local function csa_upgrade(prior, manager)
   local mf = prior and prior.metadata and prior.metadata.managedFields
   if type(mf) ~= "table" then return nil end
   local csa = fieldset.csa_managers(mf)
+  if manager then
+    for _, e in ipairs(mf) do
+      if type(e) == "table" and e.manager == manager
+         and e.operation == "Update" and (e.subresource or "") == "" then
+        csa[manager] = true
+      end
+    end
+  end
   if next(csa) == nil then return nil end
-  return fieldset.upgrade(mf, csa, kinds.FIELD_MANAGER)
+  return fieldset.upgrade(mf, csa, manager or kinds.FIELD_MANAGER)
 end
 
 -- Under plan a CRD is only dry-run, so the server cannot dry-run the
@@ -236,12 +248,12 @@ local function apply_item(run, obj, opts, reader, pending)
   local key = ref(obj)
   local pk = pkey(obj.kind, key.name, key.namespace)
   pending[pk] = obj
-  local it = { obj = obj, key = key, pk = pk }
+  local it = { obj = obj, key = key, pk = pk, manager = opts.manager }
   if run.plan and (run.planned[pk] ~= nil or planned_kind(run, obj)) then
     it.planned = true
   else
     it.prior = reader:get(obj)
-    it.upgraded = csa_upgrade(it.prior)
+    it.upgraded = csa_upgrade(it.prior, it.manager)
   end
   return it
 end
@@ -272,7 +284,7 @@ local function csa_upgrades(run, up)
         if r then
           it.current = run.backend:get(reqs[i].kind, it.key.name,
             it.key.namespace)
-          it.upgraded = csa_upgrade(it.current)
+          it.upgraded = csa_upgrade(it.current, it.manager)
         end
         if it.upgraded then again[#again + 1] = it end
       end

@@ -279,3 +279,21 @@ case("bad input stops before any change: a missing chart, a template error", fun
     .. "demo/templates/cm%.yaml:1:.*greeting may not be fail")
   t.eq(e:snapshot(), before)
 end)
+
+case("fields Helm 3 wrote client side move to Helm's apply: what the chart drops goes", function()
+  local e = env()
+  e:apply { apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = "demo-config", namespace = "apps" },
+    data = { greeting = "x" } }
+  -- a client-side update by Helm 3 (manager helm, operation Update)
+  e:patch("ConfigMap", "demo-config", "apps", { data = { legacy = "1" } },
+          { manager = "helm" })
+  local r = e:upgrade { "--chart", "charts/demo-0.1.0.tgz" }
+  t.eq(r.code, 0, r.error)
+  local cm = e:get("ConfigMap", "demo-config", "apps")
+  t.eq(cm.data, { greeting = "hello" })
+  for _, m in ipairs(cm.metadata.managedFields) do
+    t.ok(not (m.manager == "helm" and m.operation == "Update"),
+      "no client-side entry of helm is left")
+  end
+end)
