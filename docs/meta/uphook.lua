@@ -341,8 +341,10 @@ helm = {}
 ---when there is none. `values` are what the user supplied (`helm get
 ---values`), a table the hook may change; they often hold passwords, so
 ---they are there only under the hook's `kube:<namespace>` once the user
----said yes (under `plan` they are `nil`, and the plan says "values:
----shown after your yes"); the rest needs no grant. A release Helm stored
+---said yes to it: recorded by an earlier upgrade, or asked by this one
+---(from `check` on; `detect` runs before the question). Before that they
+---are `nil`, and a plan says "values: shown after your yes"; a plan shows
+---which value keys change, never their values. The rest needs no grant. A release Helm stored
 ---in ConfigMaps (`HELM_DRIVER=configmap`) is an error: uphook supports
 ---the Secret driver only. Allowed in every phase.
 ---@param name string the release

@@ -297,3 +297,16 @@ case("fields Helm 3 wrote client side move to Helm's apply: what the chart drops
       "no client-side entry of helm is left")
   end
 end)
+
+case("a plan after a recorded yes sees the values: their changed keys", function()
+  local e = env()
+  install1(e, { "--greeting", "secret-ish" })
+  e:seed_state { version = "0.1.0", permissions = { "kube:apps",
+    "kube:cluster", "net:charts.example.com" } }
+  local r = e:plan { "--greeting", "other" }
+  t.eq(r.code, 0, r.error)
+  local text = require("uphook.engine.plantext").render(r.plan)
+  t.match(text, "\n  helm values: ~greeting\n",
+    "the keys only: values may hold passwords")
+  t.ok(not text:find("shown after your yes", 1, true))
+end)

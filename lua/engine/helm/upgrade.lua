@@ -218,7 +218,7 @@ end
 
 local function plan_header(run, t, st, chart, to_rev)
   local md, from = chart.metadata, st.rel and st.rel.chart
-  plan.note(run, "helm", string.format("helm release %s/%s: chart %s -> "
+  plan.note(run, "helm", string.format("release %s/%s: chart %s -> "
     .. "%s-%s, revision %s -> %d", t.namespace, t.release,
     from and (tostring(from.name) .. "-" .. tostring(from.version))
       or "(not installed)", md.name, md.version,
@@ -228,6 +228,7 @@ local function plan_header(run, t, st, chart, to_rev)
       .. "earlier Helm run): superseded by this upgrade",
       st.pending.revision, st.pending.status))
   end
+  if not t.values_seen then return end   -- shown after the user's yes
   local d = values_diff(st.rec and st.rec.config or {}, t.values, "", {})
   plan.note(run, "helm", #d == 0 and "values: unchanged"
     or ("values: " .. table.concat(d, ", ")))

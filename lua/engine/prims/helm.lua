@@ -33,11 +33,22 @@ local function check_namespace(ns, n, fname)
   names.check_namespace(ns, "helm." .. fname)
 end
 
+-- the phases that run after the user's yes (lua/engine/phases.lua)
+local AFTER_YES = { check = true, upgrade = true, verify = true }
+
 ---Are the release's values the hook's to see? Under a declared
----kube:<namespace> (or kube:*), once the user said yes: not under plan.
+---kube:<namespace> (or kube:*) that the user said yes to: recorded by an
+---earlier upgrade (docs/security.md "Consent"), or asked by this one,
+---whose check, upgrade and verify run after the yes (never a plan's, nor
+---detect, which runs before it).
 local function values_granted(run, ns)
-  return not run.plan and (run.perms["kube:*"] or run.perms["kube:" .. ns])
-    and true or false
+  local perm = run.perms["kube:*"] and "kube:*"
+    or run.perms["kube:" .. ns] and ("kube:" .. ns)
+  if not perm then return false end
+  if run.new_permissions and not run.new_permissions[perm] then
+    return true
+  end
+  return not run.plan and AFTER_YES[run.phase] == true
 end
 
 ---helm.release: nil, or the release's metadata (and values when granted).
@@ -53,8 +64,13 @@ function H.helm_release(run, name, namespace)
   if values_granted(run, namespace) then
     st.rel.values = st.rec.config or {}
   elseif run.plan then
-    plan.note(run, "helm", string.format("helm release %s/%s: values: "
-      .. "shown after your yes", namespace, name))
+    run.helm_noted = run.helm_noted or {}
+    local key = namespace .. "/" .. name
+    if not run.helm_noted[key] then
+      run.helm_noted[key] = true
+      plan.note(run, "helm", string.format("release %s: values: shown "
+        .. "after your yes", key))
+    end
   end
   return st.rel
 end
@@ -98,6 +114,7 @@ local function check_spec(run, t, fname, allowed)
     argerr(1, fname, "timeout must be a non-negative number")
   end
   out.timeout = math.min(t.timeout or M.TIMEOUT, run:remaining())
+  out.values_seen = values_granted(run, t.namespace)
   out.chart_path = chart_path(run, t.chart, fname)
   return out
 end
