@@ -15,6 +15,7 @@ local deprecations = require "uphook.engine.deprecations"
 local hookload = require "uphook.engine.hookload"
 local inventory = require "uphook.cmd.inventory"
 local addonscan = require "uphook.engine.addonscan"
+local record = require "uphook.engine.helm.record"
 local semver = require "uphook.core.semver"
 
 local M = {}
@@ -253,6 +254,34 @@ function M.drift(c, backend, cl, notes)
   return out
 end
 
+---Helm releases that a plain Helm run left pending (killed mid-way):
+---`helm upgrade` refuses them ("another operation is in progress"); the
+---next helm.upgrade of their addon supersedes the pending revision
+---(docs/guide.md "Helm addons"). One `helm_pending` event each.
+---@param backend table
+---@return table[] events
+function M.helm_pending(backend)
+  local out = {}
+  for status in pairs(record.PENDING) do
+    if status ~= "failed" then
+      local ok, list = pcall(backend.list, backend, "v1/Secret",
+        { labels = { owner = "helm", status = status } })
+      for _, s in ipairs(ok and list or {}) do
+        local md = s.metadata
+        if s.type == record.TYPE and md.labels and md.labels.name then
+          out[#out + 1] = { event = "helm_pending", release = md.labels.name,
+            namespace = md.namespace, status = status,
+            revision = tonumber(md.labels.version) }
+        end
+      end
+    end
+  end
+  table.sort(out, function(a, b)
+    return a.namespace .. "/" .. a.release < b.namespace .. "/" .. b.release
+  end)
+  return out
+end
+
 --- Output -----------------------------------------------------------------
 
 local function addon_events(rows)
@@ -322,6 +351,15 @@ local function drift_lines(w, events)
   if #events == 0 then w("  none\n") end
 end
 
+local function helm_lines(w, events)
+  for _, e in ipairs(events) do
+    w("  %s/%s: revision %s is %s\n", e.namespace, e.release,
+      tostring(e.revision), e.status)
+  end
+  if #events == 0 then w("  none\n") end
+end
+M.helm_lines = helm_lines
+
 local function addon_lines(w, rows)
   local fmt = "  %-12s %-20s %-7s %-10s %-12s %-10s %s\n"
   w(fmt, "REPO", "ADDON", "ENABLED", "INSTALLED", "ADDONS.YAML", "HOOK",
@@ -361,13 +399,16 @@ function M.text(found, snap)
   stale_lines(w, found.stale)
   w("\nKubelet settings that differ between nodes:\n")
   drift_lines(w, found.drift)
+  w("\nHelm releases a Helm run left pending (helm upgrade refuses them; "
+    .. "the next upgrade of their addon repairs them, with your yes):\n")
+  helm_lines(w, found.helm)
   w("\nAddons:\n")
   addon_lines(w, found.addons)
   for _, n in ipairs(found.notes) do
     w("note: %s%s\n", n.addon and (n.repo .. "/" .. n.addon .. ": ") or "",
       n.message)
   end
-  local problems = #found.apis + #found.stale + #found.drift
+  local problems = #found.apis + #found.stale + #found.drift + #found.helm
   w(problems == 0 and "\nNothing that a refresh broke.\n"
     or string.format("\n%d problem%s to fix.\n", problems,
       problems == 1 and "" or "s"))
@@ -391,11 +432,12 @@ function M.main(o, c, report)
   local notes = {}
   local found = { apis = M.apis(c, o.addons or {}, rows, backend, cl, ctx,
     notes), stale = stale, drift = M.drift(c, backend, cl, notes),
-    addons = addon_events(rows), cluster = cl, notes = notes }
-  local problems = #found.apis + #found.stale + #found.drift
+    addons = addon_events(rows), cluster = cl, notes = notes,
+    helm = M.helm_pending(backend) }
+  local problems = #found.apis + #found.stale + #found.drift + #found.helm
   if o.output == "json" then
     for _, group in ipairs { found.apis, found.stale, found.drift,
-                             found.addons, found.notes } do
+                             found.helm, found.addons, found.notes } do
       for _, e in ipairs(group) do report:event(e) end
     end
   else

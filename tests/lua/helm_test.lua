@@ -310,3 +310,20 @@ case("a plan after a recorded yes sees the values: their changed keys", function
     "the keys only: values may hold passwords")
   t.ok(not text:find("shown after your yes", 1, true))
 end)
+
+t.case("doctor names a Helm release that a Helm run left pending", function()
+  local e = env()
+  e:apply { apiVersion = "v1", kind = "Secret", type = "helm.sh/release.v1",
+    metadata = { name = record.secret_name("demo", 2), namespace = "apps",
+      labels = { owner = "helm", name = "demo", status = "pending-upgrade",
+                 version = "2" } },
+    data = { release = "eA==" } }
+  local doctor = require "uphook.cmd.doctor"
+  local events = doctor.helm_pending(e.backend)
+  t.eq(events, { { event = "helm_pending", release = "demo",
+    namespace = "apps", status = "pending-upgrade", revision = 2 } })
+  local out = {}
+  doctor.helm_lines(function(f, ...) out[#out + 1] = f:format(...) end,
+    events)
+  t.eq(table.concat(out), "  apps/demo: revision 2 is pending-upgrade\n")
+end)
