@@ -337,8 +337,9 @@ function kube.wait(kind, name, namespace, opts) end
 helm = {}
 
 ---A release: the highest-numbered revision whose status is `deployed`
----(read from its `sh.helm.release.v1.<name>.v<N>` Secret), or `nil`
----when there is none. `values` are what the user supplied (`helm get
+---(read from its `sh.helm.release.v1.<name>.v<N>` Secret; when none
+---ever was, the newest pending or failed one, with that status), or
+---`nil` when there is none. `values` are what the user supplied (`helm get
 ---values`), a table the hook may change; they often hold passwords, so
 ---they are there only under the hook's `kube:<namespace>` once the user
 ---said yes to it: recorded by an earlier upgrade, or asked by this one
