@@ -151,7 +151,7 @@
 
 ---@class uphook.HelmUpgradeSpec: uphook.HelmSpec
 ---@field install? boolean create the release when it does not exist (default: an error)
----@field timeout? number seconds for each of this call's waits: CRDs Established, chart hooks, rollouts (default 300, never past `--timeout`)
+---@field timeout? number seconds for this call's waits together: CRDs Established, chart hooks, rollouts (default 300, never past `--timeout`)
 
 ---An entry of `nodes.list()`.
 ---@class uphook.Node

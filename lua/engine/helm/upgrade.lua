@@ -259,6 +259,12 @@ local function hook_state(obj)
 end
 
 -- Wait for one hook to finish: true, or false and why.
+-- Seconds left of this call's waits: one bound for all of them
+-- (docs/reference.md, helm.upgrade's timeout), on the backend's clock.
+local function left(run, t)
+  return math.max(0, t.deadline - run.backend:now())
+end
+
 local function wait_hook(run, h, timeout)
   local obj, md = h.obj, h.obj.metadata
   local what = string.format("chart hook %s", render.name(obj))
@@ -296,7 +302,7 @@ end
 -- The chart hooks of one event, in Helm's order, each applied through
 -- kube.apply's policy, waited for, and deleted as its policies say
 -- (before-hook-creation by default, as Helm).
-local function run_hooks(run, r, event, ns, timeout)
+local function run_hooks(run, r, event, ns, t)
   for _, h in ipairs(render.hooks_for(r.hooks, event)) do
     local del = set(h.delete)
     if #h.delete == 0 then del["before-hook-creation"] = true end
@@ -307,7 +313,7 @@ local function run_hooks(run, r, event, ns, timeout)
     end
     h.started = run.clock_wall and run.clock_wall() or os.time()
     apply(run, { h }, ns)
-    local ok, why = wait_hook(run, h, timeout)
+    local ok, why = wait_hook(run, h, left(run, t))
     h.completed = run.clock_wall and run.clock_wall() or os.time()
     h.phase = ok and "Succeeded" or "Failed"
     if not run.plan and ((ok and del["hook-succeeded"])
@@ -483,8 +489,9 @@ local function release_table(rec, values)
 end
 
 -- CRDs first (a chart's crds/ folder and its templates alike), each
--- waited until Established; template CRDs leave the object list.
-local function apply_crds(run, r, timeout)
+-- waited until Established (one wait in the plan); template CRDs leave
+-- the object list.
+local function apply_crds(run, r, t)
   local crds, rest = {}, {}
   for _, it in ipairs(r.crds) do crds[#crds + 1] = it end
   for _, it in ipairs(r.objects) do
@@ -492,10 +499,17 @@ local function apply_crds(run, r, timeout)
     else rest[#rest + 1] = it end
   end
   apply(run, crds, nil)
+  if run.plan then
+    if #crds > 0 then
+      plan.wait(run, string.format("%d CustomResourceDefinition%s to be "
+        .. "Established", #crds, #crds == 1 and "" or "s"), left(run, t))
+    end
+    return rest
+  end
   for _, it in ipairs(crds) do
     kube.handlers.kube_wait(run, "CustomResourceDefinition",
       it.obj.metadata.name, nil, { condition = "Established",
-        timeout = timeout })
+        timeout = left(run, t) })
   end
   return rest
 end
@@ -505,12 +519,12 @@ local ROLLOUT = { Deployment = true, DaemonSet = true, StatefulSet = true }
 -- The release's workloads rolled out (kube.rollout's rules), as `helm
 -- upgrade --wait` waits, before the post- hooks and the commit: a rollout
 -- that fails rolls the upgrade back.
-local function wait_rollouts(run, items, timeout)
+local function wait_rollouts(run, items, t)
   for _, it in ipairs(items) do
     local o = it.obj
     if ROLLOUT[o.kind] and o.apiVersion == "apps/v1" then
       kube.handlers.kube_rollout(run, "apps/v1/" .. o.kind, o.metadata.name,
-        o.metadata.namespace, { timeout = timeout })
+        o.metadata.namespace, { timeout = left(run, t) })
     end
   end
 end
@@ -543,12 +557,13 @@ function M.upgrade(run, t)
   sized_secret(run, rec, now)
   plan_header(run, t, st, chart, rev)
   local ev = r.install and "install" or "upgrade"
-  run_hooks(run, r, "pre-" .. ev, t.namespace, t.timeout)
-  local rest = apply_crds(run, r, t.timeout)
+  t.deadline = run.backend:now() + t.timeout
+  run_hooks(run, r, "pre-" .. ev, t.namespace, t)
+  local rest = apply_crds(run, r, t)
   apply(run, render.sort_install(rest), t.namespace)
-  wait_rollouts(run, rest, t.timeout)
+  wait_rollouts(run, rest, t)
   prune(run, st, r, t.namespace, chart)
-  run_hooks(run, r, "post-" .. ev, t.namespace, t.timeout)
+  run_hooks(run, r, "post-" .. ev, t.namespace, t)
   commit(run, st, rec, r, now)
   return release_table(rec, t.values)
 end
