@@ -434,11 +434,16 @@ function Env:list(kind, opts)
   end
   return self.backend:list(kind, opts or {})
 end
----Make a rollout never finish (on the mock clock).
+---Make a rollout never finish (on the mock clock); a Job with
+---{fail = true} fails instead.
 ---@param kind string
 ---@param name string
 ---@param ns string|nil
-function Env:stall(kind, name, ns) return self.backend:stall(kind, name, ns) end
+---@param opts? {fail?: boolean}
+function Env:stall(kind, name, ns, opts)
+  if opts ~= nil then check_keys("env:stall: opts", opts, { fail = true }, 2) end
+  return self.backend:stall(kind, name, ns, nil, opts and opts.fail == true)
+end
 ---Undo Env:stall.
 ---@param kind string
 ---@param name string

@@ -327,3 +327,28 @@ t.case("doctor names a Helm release that a Helm run left pending", function()
     events)
   t.eq(table.concat(out), "  apps/demo: revision 2 is pending-upgrade\n")
 end)
+
+case("a generated Secret survives two upgrades", function()
+  local e = env()
+  install1(e)
+  local pw = e:get("Secret", "demo-admin", "apps").data.password
+  local r = e:upgrade { "--case", "twice" }
+  t.eq(r.code, 0, r.error)
+  t.ok(log_has(r, "release demo 0.2.0 revision 3 deployed"), table.concat(r.log, "\n"))
+  t.eq(e:get("ConfigMap", "demo-config", "apps").data.greeting, "twice")
+  t.eq(e:get("Secret", "demo-admin", "apps").data.password, pw)
+  t.eq(rec_of(e, 2).info.status, "superseded")
+end)
+
+case("a chart hook Job that fails rolls the upgrade back: no new revision", function()
+  local e = env()
+  install1(e)
+  local before = e:snapshot()
+  e:stall("batch/v1/Job", "demo-migrate", "apps", { fail = true })
+  local r = e:upgrade {}
+  t.eq(r.code, 1, r.error)
+  t.match(r.error, "chart hook pre%-upgrade Job apps/demo%-migrate failed: "
+    .. "Job has reached the specified backoff limit")
+  t.eq(e:snapshot(), before)
+  t.eq(rec_of(e, 2), nil)
+end)

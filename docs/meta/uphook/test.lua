@@ -268,11 +268,13 @@ function Env:kubelet_config(node) end
 function Env:changes() end
 
 ---Make a rollout never finish: `kube.rollout` times out on the mock clock
----(no real time passes).
+---(no real time passes). A Job stays active; with `{fail = true}` it
+---fails instead, past its backoffLimit (a chart hook that fails).
 ---@param kind string
 ---@param name string
 ---@param namespace? string
-function Env:stall(kind, name, namespace) end
+---@param opts? {fail?: boolean}
+function Env:stall(kind, name, namespace, opts) end
 
 ---Undo `env:stall`.
 ---@param kind string

@@ -412,13 +412,27 @@ function M.ReplicaSet(obj, _, stalled, _)
     availableReplicas = nz(ready) }
 end
 
----Job status: complete at once; stalled means still running.
+---Job status: complete at once; stalled means still running, stalled
+---with "fail" failed past its backoffLimit (as the API server's Job
+---controller reports it).
 ---@param obj table the workload
 ---@param ts string now, RFC 3339
----@param stalled boolean|nil
+---@param stalled boolean|"fail"|nil
 ---@return table status
 function M.Job(obj, ts, stalled, _)
-  if stalled then
+  if stalled == "fail" then
+    return { failed = 1, startTime = ts, ready = 0, terminating = 0,
+      uncountedTerminatedPods = {},
+      conditions = {
+        { type = "FailureTarget", status = "True",
+          reason = "BackoffLimitExceeded",
+          message = "Job has reached the specified backoff limit",
+          lastProbeTime = ts, lastTransitionTime = ts },
+        { type = "Failed", status = "True", reason = "BackoffLimitExceeded",
+          message = "Job has reached the specified backoff limit",
+          lastProbeTime = ts, lastTransitionTime = ts },
+      } }
+  elseif stalled then
     return { active = 1, startTime = ts, ready = 0 }
   end
   local n = get(obj, "spec", "completions")

@@ -31,7 +31,8 @@ function Cluster:_reconcile(info, obj)
                                          obj.metadata.name)
     local stall = self.stalls[key]
     local new = self:_set_status(info, obj,
-      ctl[kind](obj, ts, stall ~= nil, self:_nodes()))
+      ctl[kind](obj, ts, stall ~= nil and (stall.fail and "fail" or true),
+        self:_nodes()))
     self:_sync_pods(new)
     if stall and stall.seconds then
       local gen = obj.metadata.generation
@@ -264,13 +265,16 @@ end
 ---Stall the rollouts of a workload: after a change its status stays
 ---behind (updated replicas short, observedGeneration caught up). With
 ---`seconds`, each stalled rollout finishes that many mock seconds later.
+---A Job with `fail` fails instead (past its backoffLimit, as the fake API
+---server's stall with "fail").
 ---@param kind string
 ---@param name string
 ---@param namespace? string
 ---@param seconds? number
-function Cluster:stall(kind, name, namespace, seconds)
+---@param fail? boolean
+function Cluster:stall(kind, name, namespace, seconds, fail)
   local key = self:_stall_key(kind, name, namespace)
-  self.stalls[key] = { seconds = seconds }
+  self.stalls[key] = { seconds = seconds, fail = fail or nil }
 end
 
 ---Lift a stall and finish a pending rollout now.

@@ -46,6 +46,11 @@ return {
     end
     local out = helm.upgrade { release = "demo", namespace = "apps",
       chart = chart, values = v, install = true }
+    if ctx.params.case == "twice" then   -- a second upgrade in one run
+      v.greeting = "twice"
+      out = helm.upgrade { release = "demo", namespace = "apps",
+        chart = chart, values = v }
+    end
     log.info("release %s %s revision %d %s", out.name, out.chart.version,
       out.revision, out.status)
   end,
