@@ -65,6 +65,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field records table[] the journal records of this run, in order
 ---@field calls? {name: string, args: table}[] the primitives called (uphook test only, bounded: lua/engine/prims.lua)
 ---@field planned table<string, table|false> under plan: deleted or recreated
+---@field helm_records? table<string, table> Helm release records decoded this run, by Secret uid@resourceVersion (lua/engine/helm/record.lua)
 ---@field planned_kinds? table<string, true> under plan: the kinds ("group/version/Kind") the plan's CRDs would serve (lua/engine/batch.lua)
 ---@field applied table<string, true> the objects this run applied, by plan key (kube.prune keeps them)
 ---@field redact_key? string the run's key for Secret redactions (lua/core/redact.lua), drawn on first use

@@ -70,13 +70,17 @@ function M.decode(c, data)
 end
 
 ---The Secret's data.release of a release (as the API takes it: base64 of
----Helm's base64 of gzip of JSON).
+---Helm's base64 of gzip of JSON). zlib's default level, twice as fast as
+---the best one Helm writes with; a record that would not fit a Secret
+---that way is compressed at the best level (Helm reads either).
 ---@param c table
 ---@param rel table
 ---@return string
 function M.encode(c, rel)
-  return c.helm.b64encode(c.helm.b64encode(c.helm.gzip(c.json.encode(rel),
-    9)))
+  local json = c.json.encode(rel)
+  local z = c.helm.gzip(json, 6)
+  if #z * 16 // 9 + 8 > M.MAX_SECRET then z = c.helm.gzip(json, 9) end
+  return c.helm.b64encode(c.helm.b64encode(z))
 end
 
 ---The Secret that holds revision `rel.version` of a release.
@@ -140,6 +144,24 @@ function M.in_configmaps(backend, name, namespace)
   return ok and #l > 0
 end
 
+---The record in a revision's Secret, decoded once per run: `cache` (the
+---run's) keeps it by the Secret's uid and resourceVersion, so a hook's
+---helm.release in detect and upgrade and the helm.upgrade after them
+---decode it once. Callers must not change what it returns (copy first).
+---@param c table
+---@param s table the Secret
+---@param cache? table
+---@return table|nil rec, string|nil err
+function M.decode_secret(c, s, cache)
+  local md = type(s.metadata) == "table" and s.metadata or {}
+  local key = cache and md.uid and md.resourceVersion
+    and (md.uid .. "@" .. md.resourceVersion)
+  if key and cache[key] then return cache[key] end
+  local rec, err = M.decode(c, type(s.data) == "table" and s.data.release)
+  if rec and key then cache[key] = rec end
+  return rec, err
+end
+
 ---The release as a hook sees it: the highest deployed revision, and the
 ---newest one above it that is pending or failed. nil when there is none.
 ---`current`: the decoded record of that revision; `pending_rec` its
@@ -147,8 +169,9 @@ end
 ---@param c table the C families
 ---@param revs table[] M.revisions'
 ---@param name string
+---@param cache? table decoded records (M.decode_secret)
 ---@return table|nil release, table|nil current, table|nil pending
-function M.find(c, revs, name)
+function M.find(c, revs, name, cache)
   local deployed, pending
   for _, r in ipairs(revs) do
     if r.status == "deployed" then deployed = r end
@@ -161,7 +184,7 @@ function M.find(c, revs, name)
   end
   local base = deployed or pending
   if not base then return nil end
-  local rec, err = M.decode(c, base.secret.data and base.secret.data.release)
+  local rec, err = M.decode_secret(c, base.secret, cache)
   if not rec then
     error(string.format("helm release %s: revision %d cannot be read: %s",
       name, base.revision, err), 0)

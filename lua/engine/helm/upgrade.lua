@@ -46,7 +46,8 @@ local MANAGED_BY, REL_NAME, REL_NS = "app.kubernetes.io/managed-by",
 ---@return table st {revs=, rel=, rec=, pending=}
 function M.current(run, name, ns)
   local revs = record.revisions(run.backend, name, ns)
-  local rel, rec, pending = record.find(run.c, revs, name)
+  run.helm_records = run.helm_records or {}
+  local rel, rec, pending = record.find(run.c, revs, name, run.helm_records)
   if not rel and record.in_configmaps(run.backend, name, ns) then
     error(string.format("helm release %s in %s is %s", name, ns,
       M.CONFIGMAP), 0)
@@ -404,13 +405,16 @@ local function sized_secret(run, rec, now)
 end
 
 -- Commit: earlier revisions superseded, the oldest past Helm's history
--- of 10 deleted, then the new revision's Secret, written last.
-local function commit(run, st, rec, r, now)
+-- of 10 deleted, then the new revision's Secret, written last (`secret`,
+-- encoded before any change, again only when chart hooks ran: their
+-- last_run changed).
+local function commit(run, st, rec, r, now, secret)
   local secrets = {}
   for _, prev in ipairs(st.revs) do
     if prev.status == "deployed" or (record.PENDING[prev.status]
         and prev.status ~= "failed") then
-      local old = record.decode(run.c, prev.secret.data.release)
+      local old = record.decode_secret(run.c, prev.secret, run.helm_records)
+      old = old and tables.copy(old)   -- the cache's is shared
       if old and old.info then
         old.info.status = "superseded"
         local s = record.secret(run.c, old, now)
@@ -427,8 +431,11 @@ local function commit(run, st, rec, r, now)
     kube.delete_object(run, s, false, "helm.upgrade", string.format(
       "Helm keeps %d revisions", record.MAX_REVISIONS))
   end
-  rec.hooks = #r.hooks > 0 and hooks_record(run, r) or nil
-  apply(run, { { obj = sized_secret(run, rec, now) } }, rec.namespace)
+  if #r.hooks > 0 then
+    rec.hooks = hooks_record(run, r)
+    secret = sized_secret(run, rec, now)
+  end
+  apply(run, { { obj = secret } }, rec.namespace)
 end
 
 local function wall(run)
@@ -506,10 +513,25 @@ local function apply_crds(run, r, t)
     end
     return rest
   end
+  -- one LIST finds those Established already (a chart of 25 CRDs was
+  -- 25 watches); the others are waited for one by one
+  local ready = {}
+  local ok, list = pcall(run.backend.list, run.backend,
+    "apiextensions.k8s.io/v1/CustomResourceDefinition")
+  for _, crd in ipairs(ok and list or {}) do
+    for _, c in ipairs(type(crd.status) == "table"
+        and crd.status.conditions or {}) do
+      if c.type == "Established" and c.status == "True" then
+        ready[crd.metadata.name] = true
+      end
+    end
+  end
   for _, it in ipairs(crds) do
-    kube.handlers.kube_wait(run, "CustomResourceDefinition",
-      it.obj.metadata.name, nil, { condition = "Established",
-        timeout = left(run, t) })
+    if not ready[it.obj.metadata.name] then
+      kube.handlers.kube_wait(run, "CustomResourceDefinition",
+        it.obj.metadata.name, nil, { condition = "Established",
+          timeout = left(run, t) })
+    end
   end
   return rest
 end
@@ -554,7 +576,7 @@ function M.upgrade(run, t)
   local now = wall(run)
   local rec = new_record(t, st, chart, r.manifest, rev, now)
   rec.hooks = #r.hooks > 0 and hooks_record(run, r) or nil
-  sized_secret(run, rec, now)
+  local secret = sized_secret(run, rec, now)
   plan_header(run, t, st, chart, rev)
   local ev = r.install and "install" or "upgrade"
   t.deadline = run.backend:now() + t.timeout
@@ -564,7 +586,7 @@ function M.upgrade(run, t)
   wait_rollouts(run, rest, t)
   prune(run, st, r, t.namespace, chart)
   run_hooks(run, r, "post-" .. ev, t.namespace, t)
-  commit(run, st, rec, r, now)
+  commit(run, st, rec, r, now, secret)
   return release_table(rec, t.values)
 end
 
