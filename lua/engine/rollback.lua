@@ -322,11 +322,11 @@ local function undo_kube(run, rec)
   local want = clean(rec.prior)
   local mf = rec.prior.metadata and rec.prior.metadata.managedFields
   for try = 1, CONFLICT_TRIES do
-    local ok, what, cur = pcall(restore_kube, b, gvk, r, want, mf)
+    local ok, what, now = pcall(restore_kube, b, gvk, r, want, mf)
     if ok then
       local old = rec.prior.metadata and rec.prior.metadata.uid
-      if rec.deleted and old and cur and cur.metadata then
-        remade[old] = cur.metadata.uid
+      if rec.deleted and old and now and now.metadata then
+        remade[old] = now.metadata.uid
       end
       return what
     end

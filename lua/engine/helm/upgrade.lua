@@ -446,10 +446,10 @@ end
 -- release as it stands: objects namespaced, generated values kept.
 local function rendered(run, t, st, chart)
   local install = st.rel == nil or st.rel.status == "pending-install"
-  local kube, apis = render.capabilities(run, chart.crds)
+  local kube_version, apis = render.capabilities(run, chart.crds)
   local r, gen = render_twice(run, { helm = render.locate(run),
     release = t.release, namespace = t.namespace, chart = t.chart_path,
-    chart_name = t.chart, install = install, kube_version = kube,
+    chart_name = t.chart, install = install, kube_version = kube_version,
     api_versions = apis, values = run.c.yaml.encode(t.values),
     timeout = t.timeout })
   for _, list in ipairs { r.crds, r.objects, r.hooks } do
