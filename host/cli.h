@@ -15,7 +15,8 @@ struct uh_cli {
   long memory_limit;           /* MiB */
   long state_quota;            /* MiB: what state: may hold */
   long jobs;
-  int verbosity, plan_fetch, reset_params, yes, dry_run, full;
+  int verbosity, plan_fetch, reset_params, yes, allow_data_loss, dry_run,
+      full;
   int help;                    /* --help after an addon: the hook's help */
   int json;                    /* --output json anywhere on the line */
   unsigned char given[UH_CLI_MAX_OPTIONS];  /* options[i] was given */

@@ -64,6 +64,7 @@ static void push_flags(lua_State *L, const struct uh_cli *c)
   setbool(L, "full", c->full);
   setbool(L, "reset_params", c->reset_params);
   setbool(L, "yes", c->yes);
+  setbool(L, "allow_data_loss", c->allow_data_loss);
   setbool(L, "dry_run", c->dry_run);
   setbool(L, "help", c->help);
   setbool(L, "timeout_given", uh_cli_given(c, "--timeout"));

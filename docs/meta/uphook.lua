@@ -247,14 +247,15 @@ kube = {}
 ---@return uphook.ApplyResult[]
 function kube.apply(objs, opts) end
 
----Read one object.
+---Read one object. Until the user's yes a Secret of a namespace not yet
+---granted comes without `data` and `stringData` (docs/security.md, "Consent").
 ---@param kind string
 ---@param name string
 ---@param namespace? string
 ---@return uphook.Object|nil obj nil when absent
 function kube.get(kind, name, namespace) end
 
----List objects of a kind.
+---List objects of a kind. Until the user's yes, Secrets as `kube.get` gives them.
 ---@param kind string
 ---@param opts? uphook.ListOpts
 ---@return uphook.Object[]
@@ -263,8 +264,8 @@ function kube.list(kind, opts) end
 ---✎ Delete one object. Refuses PersistentVolume, PersistentVolumeClaim,
 ---Namespace and CustomResourceDefinition unless `opts.allow_data_loss`;
 ---with it, a live upgrade asks the user at that moment (the object shown;
----`--yes` answers without a terminal) and a refusal raises, which rolls
----the run back. Journaled: a rollback recreates it.
+---`--allow-data-loss` answers without a terminal; `--yes` never does)
+---and a refusal raises, which rolls the run back. Journaled: a rollback recreates it.
 ---@param kind string
 ---@param name string
 ---@param namespace? string
@@ -410,7 +411,9 @@ net = {}
 ---@return string token `"cache:<sha256>"`, for `config.install` and `hash.file`
 function net.download(url, opts) end
 
----Fetch a small document into memory. Needs `net:<host>`. Allowed in every phase.
+---Fetch a small document into memory. Needs `net:<host>`. Allowed in every phase;
+---until the user's yes only to a host already granted, else the error
+---`withheld until your yes` (docs/security.md, "Consent").
 ---@param url string
 ---@param opts? uphook.FetchOpts
 ---@return string body

@@ -134,7 +134,10 @@ return {
     .. " (crds.enabled=true) from a manifest install (adopted) or an "
     .. "older chart; CRDs first, rollouts in order, user certificates "
     .. "untouched",
-  permissions = { "kube:cert-manager", "kube:kube-system", "kube:cluster" },
+  -- kube:privileged: its ClusterRoles read secrets cluster-wide and write
+  -- webhook configurations (lua/engine/podsecurity.lua, docs/security.md)
+  permissions = { "kube:cert-manager", "kube:kube-system", "kube:cluster",
+    "kube:privileged" },
   -- enable's options (addons/cert-manager/enable): -V VERSION, -r REPO
   params = {
     ["chart-version"] = { short = "V", default = CHART_VERSION,

@@ -66,7 +66,8 @@ function M.this_node(objects, hostname)
       first = first or o.metadata.name
     end
   end
-  return first or hostname
+  -- the kubelet names its Node after the hostname in lower case
+  return first or hostname:lower()
 end
 
 ---Give a mock cluster its nodes (uphook.backend.mock.agent): every node, this
@@ -93,9 +94,15 @@ function M.nodes(c, backend, args_dir, nodes_dir, overrides)
     if not ok then error("offline nodes: " .. tostring(err), 0) end
   end
   for _, name in ipairs(names) do
+    -- a Node's name becomes a folder: one that is not a valid name (a
+    -- fixture's `../x`) stops the world before any file is written
+    local okname, node_dir = pcall(agents.node_dir, agents, name)
+    if not okname then error("offline nodes: " .. node_dir, 0) end
+  end
+  for _, name in ipairs(names) do
     local dir, own = agents:args_dir(name), (overrides or {})[name] or {}
     must(c.sys.mkdirs(dir))
-    must(c.sys.mkdirs(nodes_dir .. "/" .. name))
+    must(c.sys.mkdirs(agents:node_dir(name)))
     -- a folder just made has none of them: no need to look for each
     local listed = c.sys.listdir(dir)
     local fresh = type(listed) == "table" and #listed == 0
@@ -106,8 +113,9 @@ function M.nodes(c, backend, args_dir, nodes_dir, overrides)
       end
     end
     for svc, text in pairs(own) do
+      -- a service name is a file name beneath the node's args folder
       if text == false then c.fs.remove(dir, svc)
-      else must(c.sys.write(dir .. "/" .. svc, text)) end
+      else must(c.fs.write(dir, svc, text)) end
     end
   end
   agents:started(names)

@@ -10,7 +10,7 @@ local M = {}
 ---the live one, a file already in the cache is not transferred again:
 ---`calls` lists only the URLs really transferred, `heads` the HEADs.
 ---@param c table the C families
----@param downloads table<string, table> url -> {body=, file=, status=}
+---@param downloads table<string, table> url -> {body=, file=, root=, status=}
 ---@return table net a transfer backend with calls and heads
 function M.mock(c, downloads)
   local function answer(t)
@@ -25,9 +25,12 @@ function M.mock(c, downloads)
     end
     local body = d.body
     if body == nil and d.file then
-      local err
-      body, err = c.sys.read(d.file)
-      if not body then return nil, err or ("no file " .. d.file) end
+      -- beneath d.root when given (uphook test: the test file's folder)
+      local ok, err
+      if d.root then ok, body, err = pcall(c.fs.read, d.root, d.file)
+      else ok, body, err = true, c.sys.read(d.file) end
+      if not ok then body, err = nil, body end
+      if not body then return nil, tostring(err or ("no file " .. d.file)) end
     end
     if body == nil then
       return nil, t.url .. ": the mock download has no body or file"

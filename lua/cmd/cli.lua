@@ -1,5 +1,6 @@
 --- uphook.cmd.cli: what each command does, given the options host/cli.c
 --- parsed. Exit codes are docs/contract.md §1's.
+local escape = require "uphook.core.escape"
 local enabled = require "uphook.engine.enabled"
 local engine = require "uphook.engine.phases"
 local Backend = require "uphook.backend.connect"
@@ -125,7 +126,11 @@ local function print_outcome(o, c, report, code, run)
         to = run.to, description = h.description,
         permissions = arr(h.permissions), entries = arr(run.entries),
         summary = plan.summary(run.entries) }) then
-      if run.noop then
+      -- at the installed version a plan is "Nothing to do", unless the
+      -- hook asks for new permissions or waited for the yes: then its
+      -- header and what waits for the yes are shown (docs/security.md)
+      if run.noop and not (next(run.new_permissions or {}) or run.withheld)
+      then
         io.stdout:write(string.format("Plan for %s %s -> %s\nNothing to "
           .. "do.\n", run.addon, tostring(run.from), tostring(run.to)))
       else
@@ -159,7 +164,9 @@ local function print_outcome(o, c, report, code, run)
     return
   end
   report:error(run.error or "failed")
-  if run.trace and o.verbosity > 0 then io.stderr:write(run.trace, "\n") end
+  if run.trace and o.verbosity > 0 then
+    io.stderr:write(escape.lines(run.trace), "\n")   -- hook text in frames
+  end
   if code == engine.FAILED then
     report:info(string.format("Rolled back: %d change%s undone; %s is "
       .. "unchanged.", #(run.restored or {}), #(run.restored or {}) == 1
@@ -181,8 +188,8 @@ local function addon_help(o, c, report)
   local info, err = require("uphook.engine.hookload").load(c, o.addon.hook,
     o.addon.name .. "/upgrade.lua")
   if not info then report:error(err); return engine.EARLY end
-  io.stdout:write(require("uphook.engine.params").help(info, o.addon.name,
-    o.command))
+  io.stdout:write(escape.lines(require("uphook.engine.params").help(info,
+    o.addon.name, o.command)))
   return engine.OK
 end
 
@@ -314,7 +321,7 @@ local function recover_preview(o, c, report, run, begin, body, L)
     if #steps == 0 then io.stdout:write("  nothing: no change was made\n") end
     for i, st in ipairs(steps) do
       io.stdout:write(string.format("  %d. %s\n", i,
-        require("uphook.core.escape").text(st.text)))
+        escape.text(st.text)))
     end
   end
   for _, st in ipairs(steps) do

@@ -4,6 +4,10 @@
 ---
 --- On a terminal (stdin) uphook shows what it is about to do and asks;
 --- --yes answers yes without asking; with neither, the answer is no.
+--- Data loss is asked on its own, each change, on a terminal even with
+--- --yes: --yes never covers it; without a terminal only
+--- --allow-data-loss allows it (docs/security.md, "What permissions
+--- guarantee").
 --- Only live upgrades ask: plan, --offline and `uphook test` get no
 --- confirmer (what they would confirm is only shown).
 local escape = require "uphook.core.escape"
@@ -20,19 +24,30 @@ function M.new(o, report, input)
   input = input or io.stdin
   ---@param lines string[] what is asked about (hook text is escaped)
   ---@param what string a name for it ("the data-loss delete of ...")
+  ---@param kind? "data_loss" a data-loss change: --yes does not answer it
   ---@return boolean yes, string|nil why not
-  return function(lines, what)
+  return function(lines, what, kind)
     what = what or tostring(lines[1] or "this")
-    if o.yes then
+    local loss = kind == "data_loss"
+    local tty = o.in_tty and (o.err_tty or o.tty)
+    if loss and not tty and o.allow_data_loss then
+      report:info("yes (--allow-data-loss) to " .. what)
+      report:event({ event = "confirm", what = what, answer = "yes",
+        by = "--allow-data-loss" })
+      return true
+    end
+    if o.yes and not loss then
       report:info("yes (--yes) to " .. what)
       report:event({ event = "confirm", what = what, answer = "yes",
         by = "--yes" })
       return true
     end
-    if not o.in_tty or not (o.err_tty or o.tty) then
+    if not tty then
       report:event({ event = "confirm", what = what, answer = "no",
         by = "no terminal" })
-      return false, "no terminal to ask on: --yes allows it"
+      return false, loss and "no terminal to ask on: --allow-data-loss "
+        .. "allows it (--yes never covers data loss)"
+        or "no terminal to ask on: --yes allows it"
     end
     report:clear_status()
     local w = o.err_tty and io.stderr or io.stdout

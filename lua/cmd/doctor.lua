@@ -11,6 +11,7 @@
 ---    between nodes.
 --- 4. Each addon: enabled, hook, installed, addons.yaml's and the hook's
 ---    version, upgrade (the rows of `uphook list`).
+local escape = require "uphook.core.escape"
 local deprecations = require "uphook.engine.deprecations"
 local hookload = require "uphook.engine.hookload"
 local inventory = require "uphook.cmd.inventory"
@@ -375,7 +376,14 @@ end
 ---The report for people, one section per question.
 function M.text(found, snap)
   local out = {}
-  local function w(f, ...) out[#out + 1] = string.format(f, ...) end
+  -- every string shown is a repository's or the cluster's text
+  local function w(f, ...)
+    local a = table.pack(...)
+    for i = 1, a.n do
+      if type(a[i]) == "string" then a[i] = escape.text(a[i]) end
+    end
+    out[#out + 1] = string.format(f, table.unpack(a, 1, a.n))
+  end
   local cl = found.cluster
   if cl.version then
     w("Kubernetes %s on %d node%s; the next minor is 1.%d.\n", cl.version,

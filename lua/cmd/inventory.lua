@@ -48,6 +48,10 @@ local function detect(o, c, backend, r, a)
                       .. "/addons/" .. a.name },
     perms = r.perms, report = Report.new { capture = true },
     timeout = math.max(0, o.limits.deadline - c.sys.now()) }
+  -- list and doctor never ask: detect reads a Secret's data and sends a
+  -- request only under what the state records as granted (docs/security.md,
+  -- "Consent"); it runs when there is no state, so under nothing
+  run.granted = {}
   local ok, res = r.child:run("detect", { addon = a.name, plan = true,
     args = {}, positional = {}, dir = dir }, function(name, args)
       local okd, v1, v2 = pcall(prims.dispatch, run, name, args)

@@ -9,6 +9,7 @@
 --- Test files call `t.case(name, fn)`; the runner executes every case of
 --- every file, one fresh environment per file and, for hook runs, one
 --- fresh sandbox over fresh mocks per `t.env`.
+local escape = require "uphook.core.escape"
 local tables = require "uphook.core.tables"
 local lib = require "uphook.cmd.testlib"
 local testenv = require "uphook.cmd.testenv"
@@ -422,7 +423,8 @@ function M.main(o, c)
       if not chunk then error(err, 0) end
       chunk()
     end,
-    out = function(s) io.stdout:write(s) end,
+    -- case names and failures are the test file's text
+    out = function(s) io.stdout:write(escape.lines(s)) end,
   })
   testenv.cleanup()
   -- a run that tested nothing says so (a wrong folder or filter would

@@ -24,25 +24,74 @@ local tempdirs = {}
 local function dirname(p) return p:match("^(.*)/[^/]*$") or "." end
 local function basename(p) return (p:gsub("/+$", "")):match("([^/]+)$") end
 
-local function resolve(path)
-  if path:sub(1, 1) == "/" then return path end
-  return dirname(ctx.file) .. "/" .. path
+-- The folder every path a test file names stays in: the test file's own
+-- (docs/contract.md §6), its real path.
+local function test_root(level)
+  local root, err = ctx.c.fs.pin(dirname(ctx.file))
+  if not root then error("t.env: " .. tostring(err), level + 1) end
+  return root
 end
 
+--- A path t.env takes (addon, cluster, downloads): relative to the test
+--- file and inside its folder, no absolute path and no `..`, so a test
+--- file reads only what its repository holds (docs/security.md, "Offline
+--- worlds and uphook test"). Returns the root and the relative path.
+local function inside(what, path, level)
+  if type(path) ~= "string" or path == "" or path:find("\0", 1, true)
+     or path:sub(1, 1) == "/" then
+    error(string.format("t.env: %s: %s is not a path relative to the "
+      .. "test file", what, lib.repr(path)), level + 1)
+  end
+  for part in path:gmatch("[^/]+") do
+    if part == ".." then
+      error(string.format("t.env: %s: %s leaves the test file's folder "
+        .. "(no `..`)", what, lib.repr(path)), level + 1)
+    end
+  end
+  return test_root(level + 1), path
+end
+
+--- A path of the test file (the cluster fixture): inside its folder.
+local function resolve(path)
+  local root, rel = inside("cluster", path, 3)
+  return root .. "/" .. rel
+end
+
+-- A file beneath the test file's folder (symlinks leading out of it are
+-- refused: fs.read), read once per run of the command. `path` is
+-- absolute, the folder's real path first (resolve, or the pinned addon
+-- folder inside it).
 local function read_cached(cache, path, decode)
   local v = cache[path]
   if v == nil then
-    local text, err = ctx.c.sys.read(path)
-    if not text then error("t.env: cannot read " .. path .. ": "
-      .. tostring(err or "no such file"), 3) end
+    local root = test_root(3)
+    local rel = path:sub(1, #root + 1) == root .. "/" and path:sub(#root + 2)
+    local ok, text, err = false, nil, "outside the test file's folder"
+    if rel then ok, text, err = pcall(ctx.c.fs.read, root, rel) end
+    if not ok or not text then error("t.env: cannot read "
+      .. lib.repr(rel or path) .. ": " .. tostring(not ok and text
+        or err or "no such file"), 3) end
     if decode then
-      local ok, objs = pcall(ctx.c.yaml.decode_all, text)
-      if not ok then error(path .. ": " .. tostring(objs), 3) end
+      local okd, objs = pcall(ctx.c.yaml.decode_all, text)
+      if not okd then error(rel .. ": " .. tostring(objs), 3) end
       v = objs
     else v = text end
     cache[path] = v
   end
   return v
+end
+
+-- The addon folder t.env names, pinned: inside the test file's folder
+-- after every symlink is followed.
+local function addon_dir(path)
+  local root, rel = inside("addon", path, 3)
+  local dir = ctx.c.fs.pin(rel == "." and root or (root .. "/" .. rel))
+  if not dir then error("t.env: no addon folder " .. lib.repr(path), 3) end
+  if dir ~= root and dir:sub(1, #root + 1) ~= root .. "/" then
+    error(string.format("t.env: addon: %s leads out of the test file's "
+      .. "folder", lib.repr(path)), 3)
+  end
+  return dir
 end
 
 local function sorted_keys(set)
@@ -160,15 +209,24 @@ local function node_world(env, o, tmp, node_files, node_faults)
   env.agents = offline.nodes(ctx.c, env.backend, env.roots.args, tmp .. "/nodes",
     node_files)
   for name, f in pairs(node_faults) do
-    assert(ctx.c.sys.write(tmp .. "/nodes/" .. name .. "/agent", f))
+    assert(ctx.c.fs.write(env.agents:node_dir(name), "agent", f))
   end
   env.host_root = tmp .. "/host"
+  assert(ctx.c.sys.mkdirs(env.host_root))
   for path, text in pairs(o.resolv_conf or {}) do
-    if type(path) ~= "string" or path:sub(1, 1) ~= "/" then
-      error("t.env: resolv_conf keys are absolute paths", 3)
+    if type(path) ~= "string" or path:sub(1, 1) ~= "/"
+       or type(text) ~= "string" then
+      error("t.env: resolv_conf is {[\"/etc/resolv.conf\"] = text, ...}: "
+        .. "absolute paths as this node has them", 3)
     end
-    assert(ctx.c.sys.mkdirs(env.host_root .. path:match("^(.*)/[^/]*$")))
-    assert(ctx.c.sys.write(env.host_root .. path, text))
+    -- written beneath the world's own host root, never through `..` or a
+    -- symlink out of it (docs/security.md, "Offline worlds and uphook test")
+    local ok, done, err = pcall(ctx.c.fs.write, env.host_root, path:sub(2),
+      text)
+    if not (ok and done) then
+      error("t.env: resolv_conf: " .. lib.repr(path) .. ": "
+        .. tostring(ok and err or done), 3)
+    end
   end
 end
 
@@ -201,8 +259,7 @@ function M.env(o)
       .. "relative to it, got " .. string.format("%q", o.hook), 2)
   end
   local offline = require "uphook.backend.offline"
-  local dir = ctx.c.fs.pin(resolve(o.addon))
-  if not dir then error("t.env: no addon folder " .. resolve(o.addon), 2) end
+  local dir = addon_dir(o.addon)
   local env = setmetatable({ o = o, faults = {}, runs = {}, dir = dir,
                              change_log = {} }, Env)
   env.name = o.name or basename(env.dir)
@@ -258,8 +315,10 @@ function M.env(o)
       error("t.env: downloads[" .. tostring(url) .. "] must be a fixture "
         .. "path or {file=, body=, status=}", 2)
     end
-    if type(d) == "string" then d = { file = resolve(d) }
-    elseif d.file then d = { file = resolve(d.file), status = d.status }
+    if type(d) == "string" then d = { file = d } end
+    if d.file then
+      local root, rel = inside("downloads[" .. tostring(url) .. "]", d.file, 2)
+      d = { root = root, file = rel, status = d.status }
     end
     dl[url] = d
   end

@@ -1,9 +1,12 @@
 --- uphook.core.escape: hook text made safe for a terminal (docs/security.md,
 --- "What the user sees").
 ---
---- Everything a hook controls reaches human output through here: its log
---- lines, its error messages, the names and values in a plan, the lines
---- of a file diff. Control characters cannot move the cursor, clear the
+--- Everything a hook, a repository or a cluster controls reaches human
+--- output through here: a hook's log lines, its error messages and -v
+--- traceback, the names and values in a plan, the lines of a file diff,
+--- doctor's and list's rows, a hook's --help, `uphook test`'s case
+--- names and failures (tests/hostile/terminal_test.py walks every
+--- command). Control characters cannot move the cursor, clear the
 --- screen, change colours or forge a line: a newline is `\n`, a carriage
 --- return `\r`, ESC `\x1b`, any other C0 or DEL byte `\xNN`, a C1 control
 --- (U+0080..U+009F) `\u{9b}`, and a byte that is not valid UTF-8 `\xNN`.
@@ -41,6 +44,14 @@ function M.text(s)
     s = s:gsub("[\128-\255][\128-\191]*", high)
   end
   return s
+end
+
+---Escape text of several lines (a traceback, a help text, a report):
+---each line as M.text does, the newlines between them kept.
+---@param s any
+---@return string
+function M.lines(s)
+  return (tostring(s):gsub("[^\n]+", M.text))
 end
 
 return M

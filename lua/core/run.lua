@@ -61,6 +61,8 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field state_used? integer what they take, as the run has changed them
 ---@field phase string load, detect, check, upgrade, verify or commit
 ---@field perms table<string, true> the hook's declared permissions
+---@field granted? table<string, true> until the user's yes: the permissions reads and requests may use (lua/engine/permissions.lua now)
+---@field withheld? table<string, true> what waited for the yes (the plan's "after your yes" entries)
 ---@field entries table[] the plan's entries (lua/engine/plan.lua)
 ---@field records table[] the journal records of this run, in order
 ---@field calls? {name: string, args: table}[] the primitives called (uphook test only, bounded: lua/engine/prims.lua)

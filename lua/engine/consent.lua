@@ -25,6 +25,21 @@ function M.new_permissions(hook, saved)
   return new, first
 end
 
+---What reads and requests may use until the user's yes: the declared
+---permissions the state records as granted (none on a first upgrade, or
+---from a state without a record). permissions.now reads it.
+---@param hook {permissions: string[]}
+---@param saved {permissions?: string[]}|nil
+---@return table<string, true>
+function M.granted(hook, saved)
+  local recorded, out = {}, {}
+  for _, p in ipairs(saved and saved.permissions or {}) do recorded[p] = true end
+  for _, p in ipairs(hook.permissions or {}) do
+    if recorded[p] then out[p] = true end
+  end
+  return out
+end
+
 ---The question put to the user, or nil when nothing needs a yes.
 ---@param run table the run record: addon, from, to, hook, new_permissions
 ---@param first boolean no permissions recorded yet
@@ -56,8 +71,20 @@ function M.question(run, first)
       .. "restores that assumed value.", run.other_nodes,
       run.other_nodes == 1 and "" or "s")
   end
+  if run.new_permissions["kube:privileged"] then
+    lines[#lines + 1] = M.PRIVILEGED_WHY
+  end
   return lines, what
 end
+
+--- What kube:privileged gives, in the question that grants it
+--- (lua/engine/podsecurity.lua has the rules; the plan's PRIVILEGED
+--- section names each object and its reason).
+M.PRIVILEGED_WHY = "PRIVILEGED: kube:privileged lets the hook become root "
+  .. "on the nodes or cluster-admin: pods outside the baseline Pod "
+  .. "Security Standard, hostPath or local PersistentVolumes, RBAC that "
+  .. "escalates, binds, impersonates or reads secrets cluster-wide, "
+  .. "webhooks that see every object (the plan names each and why)."
 
 ---Ask, when the run needs a yes; stops the run (exit 4, nothing changed)
 ---when the answer is no or no one can answer.

@@ -141,11 +141,50 @@ local function need_kube(run, obj, verb)
   end
 end
 
+--- Until the user's yes (docs/security.md, "Consent"), `run.granted` is
+--- the set of the hook's permissions that the state records as granted
+--- (none on a first upgrade): a Secret's data is read, and a request
+--- leaves the machine, only under these. The engine sets it when a run
+--- starts (lua/engine/phases.lua, lua/cmd/inventory.lua's detect) and
+--- clears it at the yes; nil means no yes is pending.
+---@param run uphook.Run
+---@return table<string, true> perms what reads and requests may use now
+function M.now(run)
+  return run.granted or run.perms
+end
+
+---Record, once, a read or request withheld until the user's yes: the plan
+---names it ("after your yes").
+---@param run uphook.Run
+---@param what string
+function M.after_yes(run, what)
+  run.withheld = run.withheld or {}
+  if run.withheld[what] then return end
+  run.withheld[what] = true
+  run.entries[#run.entries + 1] = { type = "after_yes", text = what }
+end
+
 --- Reads of kinds whose contents are credentials need the namespace's
 --- permission, where Kubernetes' own `view` role stops: Secrets (service
 --- account tokens are Secrets, or TokenRequests no primitive can make).
 --- Other objects are readable as far as the kubeconfig allows.
 local CREDENTIAL_KINDS = { Secret = true }
+
+---Is the data of a credential kind in `ns` (nil: every namespace)
+---withheld now, its permission declared but not granted yet? The
+---handlers then hand the objects over without their data (a Helm
+---release's values are a Secret's data too: the same rule).
+---@param run uphook.Run
+---@param kind string
+---@param ns string|nil
+---@return boolean
+function M.withheld_read(run, kind, ns)
+  local g = run.granted
+  if not g or not CREDENTIAL_KINDS[names.short_kind(kind)] or g["kube:*"] then
+    return false
+  end
+  return ns == nil or not g["kube:" .. ns]
+end
 local function need_read(run, kind, ns, what)
   if not CREDENTIAL_KINDS[names.short_kind(kind)] or run.perms["kube:*"]
   then return end
@@ -159,6 +198,19 @@ end
 --- and RBAC that hands out everything, need kube:privileged as well as
 --- their namespace's permission. What the plan names, and why: nil when
 --- the object is not privileged.
+--- The API groups of the CRDs this run applies (its batch's too): `*`
+--- verbs on a group only these define are the hook's own.
+local function own_groups(run, pending)
+  local out = {}
+  for _, t in ipairs { run.applied or {}, pending or {} } do
+    for k in pairs(t) do
+      local g = k:match("^CustomResourceDefinition//[^.]+%.(.+)$")
+      if g then out[g] = true end
+    end
+  end
+  return out
+end
+
 local function need_privileged(run, obj, pending)
   local why = podsecurity.reasons(obj, function(kind, name, ns)
     -- a role applied before in the same batch, not sent yet
@@ -168,7 +220,7 @@ local function need_privileged(run, obj, pending)
       return run.planned[pkey(kind, name, ns)] or nil
     end
     return run.backend:get(kind, name, ns)
-  end)
+  end, own_groups(run, pending))
   if #why == 0 then return end
   local what = string.format("%s %s: %s", obj.kind, kinds.objname(obj),
     table.concat(why, "; "))

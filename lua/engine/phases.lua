@@ -291,6 +291,7 @@ local function announce(run, first, confirm)
     run.other_nodes = n > 0 and n or nil
   end
   consent.ask(run, first, confirm, stop, M.EARLY)
+  run.granted = nil     -- the yes: every declared permission from here on
 end
 
 local function body(run, o)
@@ -308,6 +309,7 @@ local function body(run, o)
   local saved = state.read(run)
   local first
   run.new_permissions, first = consent.new_permissions(run.hook, saved)
+  run.granted = consent.granted(run.hook, saved)
   run.from = find_from(run, saved)
   -- without state, the parameters detect read back from the cluster
   -- stand in for saved ones: the user keeps the settings they enabled with
@@ -341,6 +343,9 @@ local function new_run(o)
   local run = R.new(setmetatable({ plan = o.command == "plan",
     crash_after = tonumber(o.c.sys.getenv("UPHOOK_CRASH_AFTER") or "") },
     { __index = o }))
+  -- until the user's yes nothing is granted but what the state records
+  -- (set once it is read): docs/security.md, "Consent"
+  run.granted = {}
   run.handler = M.handler(run)
   return run
 end

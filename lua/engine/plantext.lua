@@ -330,7 +330,7 @@ M.renderers = {
     if e.dest then out[#out + 1] = "      -> " .. esc(e.dest) end
     if e.status ~= nil then
       out[#out + 1] = "      HEAD: " .. esc(e.status)
-        .. (e.answers and "" or " (does not answer)")
+        .. ((e.answers or e.answers == nil) and "" or " (does not answer)")
     end
   end,
   install = function(e, out)
@@ -357,6 +357,9 @@ M.renderers = {
   end,
   fetch = function(e, out)
     out[#out + 1] = "  fetch " .. esc(e.text)
+  end,
+  after_yes = function(e, out)
+    out[#out + 1] = "  after your yes: " .. esc(e.text)
   end,
   privileged = function(e, out)
     out[#out + 1] = "  ! kube:privileged " .. esc(e.text)
@@ -508,7 +511,7 @@ function M.render(entries, opts)
     step[#step + 1] = e
     local hide = opts.changed_only and (e.action == "unchanged"
       or e.type == "wait" or e.type == "log" or e.type == "fetch"
-      or e.type == "privileged")
+      or e.type == "privileged" or e.type == "after_yes")
     if not hide then
       local r = M.renderers[e.type]
       if r then r(e, out, opts)

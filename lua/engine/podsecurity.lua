@@ -9,9 +9,20 @@
 ---   **baseline** profile forbids (kubernetes.io/docs/concepts/security/
 ---   pod-security-standards, the controls of v1.32, checked field by field
 ---   as pod-security-admission does);
---- * RBAC that hands out everything: a binding to `cluster-admin`, `admin`
----   or `edit`, or to a role whose rules use `*` (or that aggregates
----   others), and such a role itself.
+--- * RBAC that amounts to root or cluster-admin, after Kubernetes' RBAC
+---   good practices (kubernetes.io/docs/concepts/security/rbac-good-practices):
+---   a role (or a binding to it) with `escalate`, `bind` or `impersonate`;
+---   `*` in verbs, resources or apiGroups (but `*` verbs on a group only
+---   the hook's own CRDs define); `get`, `list`, `watch` on `secrets`
+---   cluster-wide; `create` on `serviceaccounts/token`, `pods/exec`,
+---   `pods/attach`, `pods/ephemeralcontainers` cluster-wide; anything on
+---   `nodes/proxy`; `approve` on a `kubernetes.io/*` or every signer;
+---   writes to ClusterRoles, ClusterRoleBindings or webhook
+---   configurations; aggregation; a binding to `cluster-admin`, `admin` or
+---   `edit`;
+--- * a PersistentVolume with `hostPath` or `local` (a PVC mounts it), and
+---   a webhook configuration matching every resource, or core `pods` or
+---   `secrets`: it sees or rewrites every such object.
 local names = require "uphook.core.names"
 
 local M = {}
@@ -130,14 +141,103 @@ local function pod_problems(spec, md, add)
   end
 end
 
---- Does a role's rule list hand out everything?
-local function wildcard(role)
-  if tab(role).aggregationRule ~= nil then return "aggregates other roles" end
-  for _, r in ipairs(list(role.rules)) do
-    for _, f in ipairs { "apiGroups", "resources", "verbs", "nonResourceURLs" } do
-      for _, x in ipairs(list(tab(r)[f])) do
-        if x == "*" then return "a rule with " .. f .. " \"*\"" end
+local function set(v)
+  local s = {}
+  for _, x in ipairs(list(v)) do if type(x) == "string" then s[x] = true end end
+  return s
+end
+
+local POWER_VERBS = { "bind", "escalate", "impersonate" }
+local TAKEOVER = { "pods/attach", "pods/ephemeralcontainers", "pods/exec",
+  "serviceaccounts/token" }
+local GUARDS = { "clusterrolebindings", "clusterroles",
+  "mutatingwebhookconfigurations", "validatingwebhookconfigurations" }
+local WRITES = { "*", "create", "delete", "deletecollection", "patch",
+  "update" }
+local RBAC_GROUP = "rbac.authorization.k8s.io"
+
+local function any_of(s, keys)
+  for _, k in ipairs(keys) do if s[k] then return k end end
+end
+
+-- `*` verbs are the hook's own when every group of the rule is one only
+-- its CRDs define (not core, not RBAC).
+local function own_groups_only(groups, own)
+  if next(groups) == nil then return false end
+  for g in pairs(groups) do
+    if g == "" or g == RBAC_GROUP or not own[g] then return false end
+  end
+  return true
+end
+
+-- Why one rule is privileged, or nil; `wide`: it applies cluster-wide.
+local function rule_problem(r, wide, own)
+  local verbs, res, groups = set(r.verbs), set(r.resources), set(r.apiGroups)
+  local v = any_of(verbs, POWER_VERBS)
+  if v then return "a rule with verb " .. v end
+  for _, f in ipairs { "apiGroups", "resources", "nonResourceURLs" } do
+    if set(r[f])["*"] then return "a rule with " .. f .. " \"*\"" end
+  end
+  if verbs["*"] and not own_groups_only(groups, own) then
+    return "a rule with verbs \"*\""
+  end
+  local all = verbs["*"]
+  if res["nodes/proxy"] then return "a rule on nodes/proxy" end
+  if wide and res.secrets and (all or any_of(verbs, { "get", "list", "watch" }))
+  then return "reads secrets cluster-wide" end
+  local sub = wide and any_of(res, TAKEOVER)
+  if sub and (all or verbs.create) then return "creates " .. sub .. " cluster-wide" end
+  if res.signers and (all or verbs.approve) then
+    local signers = list(r.resourceNames)
+    if #signers == 0 then return "approves certificates of every signer" end
+    for _, n in ipairs(signers) do
+      if n == "*" or tostring(n):find("^kubernetes%.io/") then
+        return "approves certificates of signer " .. tostring(n)
       end
+    end
+  end
+  local guard = any_of(res, GUARDS)
+  if guard and any_of(verbs, WRITES) then return "writes " .. guard end
+end
+
+--- Why a role is privileged (the RBAC good practices above), or nil.
+---@param role table
+---@param wide boolean it applies cluster-wide (a ClusterRole, or bound by a ClusterRoleBinding)
+---@param own table<string, true> the API groups the hook's own CRDs define
+local function role_problem(role, wide, own)
+  if tab(role).aggregationRule ~= nil then return "aggregates other roles" end
+  for _, r in ipairs(list(tab(role).rules)) do
+    local why = rule_problem(tab(r), wide, own)
+    if why then return why end
+  end
+end
+
+--- Webhooks that see or rewrite every object, or every Pod or Secret.
+local function webhook_problem(obj)
+  for _, w in ipairs(list(obj.webhooks)) do
+    local wname = names.quote(tab(w).name):sub(2, -2)
+    for _, r in ipairs(list(tab(w).rules)) do
+      local res, groups = set(tab(r).resources), set(tab(r).apiGroups)
+      if res["*"] or res["*/*"] then
+        return "webhook " .. wname .. " matches every resource"
+      end
+      local core = groups[""] or groups["*"]
+      local hit = core and any_of(res, { "pods", "pods/*", "secrets",
+        "secrets/*" })
+      if hit then return "webhook " .. wname .. " matches " .. hit end
+    end
+  end
+end
+
+local WEBHOOK_KINDS = { MutatingWebhookConfiguration = true,
+  ValidatingWebhookConfiguration = true }
+
+--- A volume on the node's own files.
+local function pv_problem(obj)
+  local spec = tab(obj.spec)
+  for _, f in ipairs { "hostPath", "local" } do
+    if spec[f] ~= nil then
+      return f .. " PersistentVolume (" .. tostring(tab(spec[f]).path) .. ")"
     end
   end
 end
@@ -148,8 +248,10 @@ local RBAC = "rbac.authorization.k8s.io/v1/"
 --- not. `lookup(kind, name, namespace)` reads a role a binding names.
 ---@param obj table the object, as the hook applies it
 ---@param lookup fun(kind: string, name: string, namespace?: string): table|nil
+---@param own? table<string, true> the API groups the hook's CRDs define
 ---@return string[] reasons
-function M.reasons(obj, lookup)
+function M.reasons(obj, lookup, own)
+  own = own or {}
   local out, seen = {}, {}
   local function add(why)
     if not seen[why] and #out < 16 then seen[why] = true; out[#out + 1] = why end
@@ -157,9 +259,16 @@ function M.reasons(obj, lookup)
   local spec, md = pod_of(obj)
   if spec then pod_problems(spec, md, add) end
   local k = obj.kind
-  if (k == "Role" or k == "ClusterRole") and wildcard(obj) then
-    add(wildcard(obj))
-  elseif k == "RoleBinding" or k == "ClusterRoleBinding" then
+  local why
+  if k == "Role" or k == "ClusterRole" then
+    why = role_problem(obj, k == "ClusterRole", own)
+  elseif k == "PersistentVolume" then
+    why = pv_problem(obj)
+  elseif WEBHOOK_KINDS[k] then
+    why = webhook_problem(obj)
+  end
+  if why then add(why) end
+  if k == "RoleBinding" or k == "ClusterRoleBinding" then
     local ref = tab(obj.roleRef)
     if ref.kind == "ClusterRole" and BROAD_ROLES[ref.name] then
       add("binds ClusterRole " .. ref.name)
@@ -168,7 +277,7 @@ function M.reasons(obj, lookup)
            == nil then
       local ns = ref.kind == "Role" and tab(obj.metadata).namespace or nil
       local role = lookup(RBAC .. ref.kind, ref.name, ns)
-      local why = role and wildcard(role)
+      why = role and role_problem(role, k == "ClusterRoleBinding", own)
       if why then add("binds " .. ref.kind .. " " .. ref.name .. ", " .. why) end
     end
   end

@@ -145,6 +145,15 @@ refute "plan: no HEAD without --plan-fetch" "HEAD:"
 [ "$(stats /dl/tool-1000.bin)" = 0 ] && [ ! -e "$S/offline/bin/tool" ] \
   && [ -z "$(ls -A "$S/cache/sha256" 2>/dev/null)" ] \
   && ok "plan performs nothing" || not_ok "plan performs nothing"
+# a probe is a request: before the yes, only to a host the state records
+# as granted (docs/security.md, "Consent"); a first plan probes nothing
+up "$S" plan --plan-fetch dl --url="$BASE/dl/tool-1000.bin" --sha256="$(psum 1000)"
+expect "plan --plan-fetch, nothing granted yet: no HEAD, after your yes" 0 \
+  "HEAD: after your yes\$" "after your yes: probe $BASE/dl/tool-1000.bin"
+[ "$(stats /dl/tool-1000.bin)" = 0 ] && ok "plan --plan-fetch, nothing granted: no request" \
+  || not_ok "plan --plan-fetch, nothing granted: no request"
+state_cm dl 1.0.0 "[kube:default, bin:tool, 'net:127.0.0.1:$HP', 'net:127.0.0.1:$SP', 'net:127.0.0.1:$WP']" \
+  >>"$S/offline/cluster.yaml"
 up "$S" plan --plan-fetch dl --url="$BASE/dl/tool-1000.bin" --sha256="$(psum 1000)"
 expect "plan --plan-fetch: HEAD 200" 0 "HEAD: 200"
 [ "$(stats /dl/tool-1000.bin)" = 1 ] && [ ! -e "$S/offline/bin/tool" ] \

@@ -173,11 +173,15 @@ run env HOME=$TMP/home "$UPHOOK" --addons "$REPO" --offline "$TMP/registry.yaml"
 expect "--offline FIXTURE plans the registry upgrade from it" 0 \
   'registry 2\.7\.1 -> 2\.8\.3' 'registry:2\.8\.3'
 # ... and a hook test upgrades from it with t.env{cluster = ...}
+# (t.env's paths stay in the test file's folder: the addon and the
+# fixture are copied beside it)
 mkdir -p "$TMP/t"
+cp -r "$REPO/addons/registry" "$TMP/t/registry" && rm -f "$TMP/t/registry/"*_test.lua
+cp "$TMP/registry.yaml" "$TMP/t/registry.yaml"
 cat >"$TMP/t/from_fixture_test.lua" <<EOF
 local t = require "uphook.test"
 t.case("upgrade from the captured fixture", function()
-  local e = t.env { addon = "$REPO/addons/registry", cluster = "$TMP/registry.yaml" }
+  local e = t.env { addon = "registry", cluster = "registry.yaml" }
   local uid = e:get("PersistentVolumeClaim", "registry-claim", "container-registry").metadata.uid
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)

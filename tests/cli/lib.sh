@@ -46,6 +46,13 @@ make_repo() {
     done; } > "$dir/addons.yaml"
 }
 
+# state_cm ADDON VERSION PERMS: the YAML of uphook's state ConfigMap of
+# ADDON at VERSION, PERMS (a YAML flow list) recorded as granted, as a
+# document to append to a fixture
+state_cm() {
+  printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-%s, namespace: kube-system}\ndata: {version: %s, permissions: "%s"}\n' "$1" "$2" "$3"
+}
+
 finish() {
   echo "$PASSED passed, $FAILED failed"
   [ "$FAILED" -eq 0 ]

@@ -11,7 +11,7 @@ pseudo-terminal (Python's pty):
   server (tests/fakes): asked on the terminal with the object shown, then
   yes (deleted), no and end of input (refused: the delete fails, the run
   rolls back, exit 1; exit 4 when nothing had changed yet); without a
-  terminal --yes allows it and nothing else does; --offline and plan
+  terminal --allow-data-loss allows it and --yes never does; --offline and plan
   never ask.
 """
 import os
@@ -221,21 +221,31 @@ check("refused before any change: exit 4, the claim kept",
 rc, _, out, err = live("dl", stdin="null", stdout="file", stderr="file")
 check("no terminal and no --yes: refused (exit 1, rolled back), the claim kept",
       rc == 1 and pvc() and not settings()
-      and b"no terminal to ask on: --yes allows it" in err, show(out, err))
+      and b"no terminal to ask on: --allow-data-loss allows it" in err, show(out, err))
 
+# --yes never covers data loss (docs/security.md, "What permissions guarantee")
 rc, _, out, err = live("dl", "--yes", stdin="null", stdout="file", stderr="file")
-check("no terminal, --yes: deleted, exit 0, the yes said",
-      rc == 0 and not pvc() and b"yes (--yes) to the data-loss delete of "
-      b"PersistentVolumeClaim default/dl-data" in out, show(out, err))
+check("no terminal, --yes: refused (exit 1, rolled back), the claim kept, "
+      "--allow-data-loss named",
+      rc == 1 and pvc() and not settings()
+      and b"no terminal to ask on: --allow-data-loss allows it (--yes never "
+      b"covers data loss)" in err, show(out, err))
 
-rc, tty, _, _ = live("dl", "--yes")
-check("a terminal with --yes: not asked, deleted",
-      rc == 0 and PROMPT not in tty and not pvc(), show(tty))
+rc, _, out, err = live("dl", "--allow-data-loss", stdin="null", stdout="file",
+                       stderr="file")
+check("no terminal, --allow-data-loss: deleted, exit 0, the yes said",
+      rc == 0 and not pvc() and b"yes (--allow-data-loss) to the data-loss "
+      b"delete of PersistentVolumeClaim default/dl-data" in out, show(out, err))
 
-rc, _, out, err = live("dl", "--yes", "--output", "json", stdin="null",
-                       stdout="file", stderr="file")
+rc, tty, _, _ = live("dl", "--yes", answer=b"n\n")
+check("a terminal with --yes: still asked; no: refused, the claim kept",
+      rc == 1 and PROMPT in tty and pvc(), show(tty))
+
+rc, _, out, err = live("dl", "--allow-data-loss", "--output", "json",
+                       stdin="null", stdout="file", stderr="file")
 check("--output json: a confirm event says who answered",
-      rc == 0 and b'"event":"confirm"' in out and b'"by":"--yes"' in out, show(out, err))
+      rc == 0 and b'"event":"confirm"' in out
+      and b'"by":"--allow-data-loss"' in out, show(out, err))
 
 rc, tty, _, _ = live("dl", command="plan")
 check("plan never asks (and shows the data-loss delete)",

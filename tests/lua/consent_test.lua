@@ -124,3 +124,103 @@ t.case("consent.new_permissions and the record are sets of names", function()
   t.eq(new, { ["kube:b"] = true })
   t.eq(consent.record(hook), { "kube:a", "kube:b" })
 end)
+
+--- Consent comes before power (docs/security.md, "Consent"): until the
+--- user's yes, a Secret's data is read and a request leaves only under
+--- the permissions the state records; the hook declares kube:* and
+--- net:leak.example, and tries in every phase (tests/lua/addons/leak).
+local LEAK_URLS = {}
+for _, p in ipairs { "param", "detect", "check", "upgrade" } do
+  LEAK_URLS["https://leak.example/" .. p .. "?aHVudGVyMg=="] = { body = "ok" }
+  LEAK_URLS["https://leak.example/" .. p .. "?nil"] = { body = "ok" }
+end
+
+local function leak_env(st)
+  return t.env { addon = "addons/leak", cluster = "fixtures_leak.yaml",
+    state = st, downloads = LEAK_URLS }
+end
+
+-- what the hook logged it got, phase -> "secret read, fetch sent"
+local function got(r)
+  local out = {}
+  for _, l in ipairs(r.log) do
+    local text = type(l) == "table" and (l.message or l.text) or tostring(l)
+    local phase, what, how = tostring(text):match("(%a+): (%a+) (%a+)$")
+    if phase then out[phase] = (out[phase] and (out[phase] .. ", ") or "")
+      .. what .. " " .. how end
+  end
+  return out
+end
+
+-- `uphook <command> leak` on a world with state `st`: env, result, got
+local function leak_run(command, st)
+  local e = leak_env(st)
+  local r = e[command](e, {})
+  t.eq(r.code, 0, r.error)
+  return e, r, got(r)
+end
+
+t.case("a first upgrade: detect gets no Secret data and sends nothing; "
+  .. "after the yes, check and upgrade do", function()
+  local e, _, g = leak_run("upgrade")
+  t.eq(g.detect, "secret withheld, fetch withheld")
+  t.eq(g.check, "secret read, fetch sent")
+  t.eq(e.net.calls, { "https://leak.example/check?aHVudGVyMg==",
+    "https://leak.example/upgrade?aHVudGVyMg==" })
+end)
+
+t.case("a first plan: no Secret data and no request in any phase; the plan "
+  .. "names what waits for the yes", function()
+  local e, r, g = leak_run("plan")
+  for _, p in ipairs { "detect", "check", "upgrade" } do
+    t.eq(g[p], "secret withheld, fetch withheld", p)
+  end
+  t.eq(e.net.calls, {})
+  local text = require("uphook.engine.plantext").render(r.plan)
+  t.match(text, "after your yes: read the data of Secret kube%-system/db%-admin")
+  t.match(text, "after your yes: net%.fetch https://leak%.example/check%?nil")
+end)
+
+-- a plan of the leak addon saved at `version` with `perms` granted
+local function leak_plan(version, perms)
+  return leak_run("plan", { version = version, permissions = perms,
+    params = { mode = version == "1.0.0" and "b" or "a" } })
+end
+
+t.case("a hook update: a saved parameter's check gets no new permission "
+  .. "before the yes", function()
+  local e, r = leak_plan("1.0.0", { "args:kubelet" })
+  t.eq(got(r).param, "secret withheld, fetch withheld")
+  t.eq(e.net.calls, {})
+  -- what the state records as granted is read before the yes
+  r = select(2, leak_plan("1.0.0", { "args:kubelet", "kube:*", "net:leak.example" }))
+  t.eq(got(r).param, "secret read, fetch sent")
+end)
+
+t.case("at the installed version: plan's drift pass gets no new permission, "
+  .. "and the plan shows them", function()
+  local e, r = leak_plan("2.0.0", { "args:kubelet" })
+  t.eq(got(r).check, "secret withheld, fetch withheld")
+  t.eq(e.net.calls, {})
+  t.match(require("uphook.engine.plantext").render(r.plan),
+    "after your yes: read the data of Secret kube%-system/db%-admin")
+  -- upgrade's silent drift pass comes before the yes too: only the check
+  -- and upgrade after it read and send
+  local up = e:upgrade {}
+  t.eq(up.code, 0, up.error)
+  t.eq(e.net.calls, { "https://leak.example/check?aHVudGVyMg==",
+    "https://leak.example/upgrade?aHVudGVyMg==" })
+end)
+
+t.case("permissions.withheld_read: Secrets only, under what is granted",
+  function()
+  local permissions = require "uphook.engine.permissions"
+  local run = { granted = { ["kube:web"] = true } }
+  t.eq(permissions.withheld_read(run, "Secret", "web"), false)
+  t.eq(permissions.withheld_read(run, "v1/Secret", "db"), true)
+  t.eq(permissions.withheld_read(run, "Secret", nil), true)
+  t.eq(permissions.withheld_read(run, "ConfigMap", "db"), false)
+  t.eq(permissions.withheld_read({ granted = { ["kube:*"] = true } },
+    "Secret", nil), false)
+  t.eq(permissions.withheld_read({}, "Secret", "db"), false, "after the yes")
+end)

@@ -329,21 +329,19 @@ t.case("t.env's state, args, files, downloads and env:list's opts: a typo "
     't.env: args%["kubelet"%] must be the file\'s text or false, got a number')
   t.err(function() env { nodes = { { name = "n2", args = { kubelet = 3 } } } }
   end, 't.env: nodes%[1%]%.args%["kubelet"%] must be')
-  -- addon: is the addon's own folder, which a test must not write (a copy
-  -- here, so that a regression cannot damage the real one)
+  -- addon: is the addon's own folder, which a test must not write (t.env's
+  -- paths stay in the test file's folder: the real one, compared after)
   local sys = require "uphook.c.sys"
-  local dir = assert(sys.mkdtemp())
   local hook = assert(sys.read("tests/lua/addons/hello/upgrade.lua"))
-  assert(sys.write(dir .. "/upgrade.lua", hook))
   for _, bad in ipairs { "helm", "addon:upgrade.lua" } do
-    local ok, e = pcall(t.env, { addon = dir, files = { [bad] = "x" } })
+    local ok, e = pcall(t.env, { addon = "addons/hello",
+      files = { [bad] = "x" } })
     t.eq(ok, false, bad)
     t.match(e, 't.env: files: "' .. bad:gsub("%.", "%%.")
       .. '" must be args:, bin: or state:')
   end
-  local after = sys.read(dir .. "/upgrade.lua")
-  sys.rmtree(dir)
-  t.eq(after, hook, "the addon's folder is untouched")
+  t.eq(sys.read("tests/lua/addons/hello/upgrade.lua"), hook,
+    "the addon's folder is untouched")
   t.err(function()
     env { downloads = { ["https://example.com/x"] = { bdy = "x" } } }
   end, 't.env: downloads%[https://example.com/x%]: unknown key "bdy"')
@@ -359,6 +357,12 @@ local function confined(text, opts, files)
   local sys = require "uphook.c.sys"
   local dir = assert(sys.mkdtemp())
   assert(sys.write(dir .. "/x_test.lua", text))
+  -- t.env's paths stay in the test file's folder: the addon and fixture
+  -- the cases name are copied beside it
+  assert(sys.mkdirs(dir .. "/addons/hello"))
+  for _, f in ipairs { "addons/hello/upgrade.lua", "fixtures_hello.yaml" } do
+    assert(sys.write(dir .. "/" .. f, assert(sys.read("tests/lua/" .. f))))
+  end
   for name, body in pairs(files or {}) do
     assert(sys.write(dir .. "/" .. name, body))
   end
@@ -391,8 +395,7 @@ t.case("a confined test file asks only for environments and their methods",
   function()
     local np, nf, out = confined('local t = require "uphook.test"\n'
       .. 't.case("x", function()\n'
-      .. '  local e = t.env { addon = "' .. os.getenv("PWD")
-      .. '/tests/lua/addons/hello" }\n'
+      .. '  local e = t.env { addon = "addons/hello" }\n'
       .. '  e.upgrade = nil; e.id = 1\n'
       .. '  getmetatable(e).__index.run = nil\n'
       .. '  return e:roots()\n'
@@ -412,8 +415,8 @@ end)
 t.case("a confined test runs hooks as before: upgrade, faults, each_fault",
   function()
     local np, nf, out = confined('local t = require "uphook.test"\n'
-      .. 'local A = "' .. os.getenv("PWD") .. '/tests/lua/addons/hello"\n'
-      .. 'local F = "' .. os.getenv("PWD") .. '/tests/lua/fixtures_hello.yaml"\n'
+      .. 'local A = "addons/hello"\n'
+      .. 'local F = "fixtures_hello.yaml"\n'
       .. 't.case("up", function()\n'
       .. '  local e = t.env { addon = A, cluster = F }\n'
       .. '  local r = e:upgrade { "--color=red" }\n'
@@ -440,7 +443,7 @@ end)
 
 t.case("a confined test's harness error names its line and the method", function()
   local np, nf, out = confined('local t = require "uphook.test"\n'
-    .. 'local A = "' .. os.getenv("PWD") .. '/tests/lua/addons/hello"\n'
+    .. 'local A = "addons/hello"\n'
     .. 't.case("x", function()\n'
     .. '  local e = t.env { addon = A }\n'
     .. '  e:get(nil)\n'
@@ -452,8 +455,8 @@ end)
 
 t.case("a confined test's faults clear, one or all", function()
   local np, nf, out = confined('local t = require "uphook.test"\n'
-    .. 'local A = "' .. os.getenv("PWD") .. '/tests/lua/addons/hello"\n'
-    .. 'local F = "' .. os.getenv("PWD") .. '/tests/lua/fixtures_hello.yaml"\n'
+    .. 'local A = "addons/hello"\n'
+    .. 'local F = "fixtures_hello.yaml"\n'
     .. 't.case("one", function()\n'
     .. '  local e = t.env { addon = A, cluster = F }\n'
     .. '  local f = e:fail { on = "kube.apply", times = 100 }\n'
@@ -480,8 +483,7 @@ t.case("a confined file: two cases of one name, a load error, an env made "
   t.match(out, 'x_test%.lua:3: t%.case: a case named "same" exists already')
   t.ok(not out:find("lua/cmd/testchild.lua", 1, true), "no harness frames: " .. out)
   np, nf, out = confined('local t = require "uphook.test"\n'
-    .. 'local e = t.env { addon = "' .. os.getenv("PWD")
-    .. '/tests/lua/addons/hello" }\n'
+    .. 'local e = t.env { addon = "addons/hello" }\n'
     .. 't.case("x", function() e:upgrade {} end)\n')
   t.eq({ np, nf }, { 0, 1 })
   t.match(out, "x_test%.lua:3: env:upgrade: this environment is gone: an "

@@ -225,8 +225,14 @@ t.case("plan lists the download (URL, sha256, destination), performs nothing", f
     "1 file changed, 1 download")
 end)
 
+-- what a yes granted before (docs/security.md, "Consent"): a plan reaches
+-- only the hosts the state records
+local GRANTED = { version = "1.0.0", permissions = { "kube:default",
+  "net:example.com", "net:http://plain.example", "net:mirror.example:8443",
+  "bin:tool", "bin:tool2" } }
+
 t.case("plan with sha256_url fetches only the checksum file", function()
-  local e = env { downloads = { [URL] = { body = BODY },
+  local e = env { state = GRANTED, downloads = { [URL] = { body = BODY },
     [SUMS] = { body = SUM .. "  tool\n" } } }
   local r = e:plan { "--sums=" .. SUMS }
   t.eq(r.code, 0, r.error)
@@ -241,7 +247,8 @@ t.case("plan with sha256_url fetches only the checksum file", function()
 end)
 
 t.case("plan --plan-fetch reports the HEAD status of each download", function()
-  local e = env { plan_fetch = true, downloads = { [URL] = { body = BODY },
+  local e = env { plan_fetch = true, state = GRANTED,
+    downloads = { [URL] = { body = BODY },
     ["https://example.com/gone"] = { status = 404 } } }
   local r = e:plan { "--sha256=" .. SUM }
   t.eq(r.code, 0, r.error)
@@ -255,6 +262,40 @@ t.case("plan --plan-fetch reports the HEAD status of each download", function()
   t.eq(r2.plan[1].answers, false)
   t.match(require("uphook.engine.plantext").render(r2.plan),
     "HEAD: 404 %(does not answer%)")
+end)
+
+t.case("before the yes, a plan sends no request to a host not granted: "
+  .. "the checksum file and the probe wait for the yes", function()
+  local e = env { plan_fetch = true, downloads = { [URL] = { body = BODY },
+    [SUMS] = { body = SUM .. "  tool\n" } } }
+  local r = e:plan { "--sums=" .. SUMS }
+  t.eq(r.code, 4)
+  t.match(r.error, "net%.download%(" .. SUMS:gsub("%p", "%%%0")
+    .. "%): withheld until your yes")
+  t.eq(r.plan[#r.plan].type, "after_yes")
+  t.eq(r.plan[#r.plan].text, "net.download " .. SUMS)
+  local r2 = e:plan { "--sha256=" .. SUM }
+  t.eq(r2.code, 0, r2.error)
+  t.eq(r2.plan[1].type, "download")
+  t.eq(r2.plan[1].status, "after your yes")
+  t.match(require("uphook.engine.plantext").render(r2.plan),
+    "after your yes: probe " .. URL:gsub("%p", "%%%0"))
+  t.eq(e.net.calls, {})
+  t.eq(e.net.heads, {})
+end)
+
+t.case("before the yes, check's net.fetch is refused; after it, upgrade's "
+  .. "goes", function()
+  local e = env { state = { version = "1.0.0", permissions = { "kube:default" } } }
+  local r = e:plan { "--check=fetch", "--sha256=" .. SUM }
+  t.eq(r.code, 4)
+  t.match(r.error, "check failed: .*net%.fetch%(" .. URL:gsub("%p", "%%%0")
+    .. "%): withheld until your yes")
+  t.eq(e.net.calls, {})
+  -- an upgrade: the yes (t.env answers it) comes before check
+  local r2 = e:upgrade { "--check=fetch", "--sha256=" .. SUM }
+  t.eq(r2.code, 0, r2.error)
+  t.eq(e.net.calls, { URL, URL })
 end)
 
 t.case("permissions: net:<host>, https only unless net:http://host", function()

@@ -150,3 +150,117 @@ t.case("the plan names what needs kube:privileged", function()
     .. "%(kube:privileged%):\n  %- Pod default/p: hostNetwork; container c: "
     .. "capability SYS_ADMIN\n")
 end)
+
+-- kube:cluster is not root (docs/security.md, "What permissions guarantee"):
+-- the RBAC good practices, hostPath and local volumes, broad webhooks
+local function role(kind, rules, extra)
+  local o = { apiVersion = RBAC, kind = kind, metadata = { name = "r",
+    namespace = kind == "Role" and "ns" or nil }, rules = rules }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+
+local function rule(groups, resources, verbs, names)
+  return { apiGroups = groups, resources = resources, verbs = verbs,
+    resourceNames = names }
+end
+
+t.case("roles: each RBAC good-practices rule is privileged, with its reason",
+  function()
+  local bad = {
+    { "a rule with verb escalate", rule({ RBAC:match("^[^/]+") },
+      { "clusterroles" }, { "escalate" }) },
+    { "a rule with verb bind", rule({ "rbac.authorization.k8s.io" },
+      { "roles" }, { "bind" }) },
+    { "a rule with verb impersonate", rule({ "" }, { "users" },
+      { "impersonate" }) },
+    { 'a rule with resources "*"', rule({ "" }, { "*" }, { "get" }) },
+    { 'a rule with apiGroups "*"', rule({ "*" }, { "pods" }, { "get" }) },
+    { 'a rule with verbs "*"', rule({ "" }, { "configmaps" }, { "*" }) },
+    { "reads secrets cluster-wide", rule({ "" }, { "secrets" }, { "watch" }) },
+    { "creates pods/exec cluster-wide", rule({ "" }, { "pods/exec" },
+      { "create" }) },
+    { "creates serviceaccounts/token cluster-wide", rule({ "" },
+      { "serviceaccounts/token" }, { "create" }) },
+    { "a rule on nodes/proxy", rule({ "" }, { "nodes/proxy" }, { "get" }) },
+    { "approves certificates of signer kubernetes.io/kubelet-serving",
+      rule({ "certificates.k8s.io" }, { "signers" }, { "approve" },
+        { "kubernetes.io/kubelet-serving" }) },
+    { "approves certificates of every signer", rule({ "certificates.k8s.io" },
+      { "signers" }, { "approve" }) },
+    { "writes clusterrolebindings", rule({ "rbac.authorization.k8s.io" },
+      { "clusterrolebindings" }, { "create" }) },
+    { "writes validatingwebhookconfigurations",
+      rule({ "admissionregistration.k8s.io" },
+        { "validatingwebhookconfigurations" }, { "patch" }) },
+  }
+  for _, b in ipairs(bad) do
+    t.eq(ps.reasons(role("ClusterRole", { b[2] }), none), { b[1] }, b[1])
+  end
+  -- what stays unprivileged
+  local fine = {
+    rule({ "" }, { "secrets" }, { "get" }),          -- in a Role: one namespace
+    rule({ "" }, { "pods", "services" }, { "get", "list", "watch" }),
+    rule({ "certificates.k8s.io" }, { "signers" }, { "approve" },
+      { "example.com/my-signer" }),
+    rule({ "rbac.authorization.k8s.io" }, { "clusterroles" }, { "get" }),
+  }
+  t.eq(ps.reasons(role("Role", { fine[1] }), none), {})
+  for i = 2, #fine do
+    t.eq(ps.reasons(role("ClusterRole", { fine[i] }), none), {}, i)
+  end
+  -- `*` verbs on a group only the hook's own CRDs define
+  local own = role("ClusterRole", { rule({ "acme.example.com" }, { "widgets" },
+    { "*" }) })
+  t.eq(ps.reasons(own, none, { ["acme.example.com"] = true }), {})
+  t.eq(ps.reasons(own, none), { 'a rule with verbs "*"' })
+  t.eq(ps.reasons(role("ClusterRole", { rule({ "" }, { "configmaps" },
+    { "*" }) }), none, { [""] = true }), { 'a rule with verbs "*"' },
+    "never the core group")
+end)
+
+t.case("a binding to a role with such a rule: cluster-wide only for a "
+  .. "ClusterRoleBinding", function()
+  local peek = role("ClusterRole", { rule({ "" }, { "secrets" }, { "list" }) })
+  local function lookup() return peek end
+  t.eq(ps.reasons(binding("ClusterRoleBinding", "ClusterRole", "peek"), lookup),
+    { "binds ClusterRole peek, reads secrets cluster-wide" })
+  t.eq(ps.reasons(binding("RoleBinding", "ClusterRole", "peek"), lookup), {},
+    "a RoleBinding grants it in one namespace")
+end)
+
+t.case("hostPath and local PersistentVolumes, webhooks on every object or "
+  .. "on Pods and Secrets", function()
+  local function pv(spec)
+    return { apiVersion = "v1", kind = "PersistentVolume",
+      metadata = { name = "v" }, spec = spec }
+  end
+  t.eq(ps.reasons(pv { hostPath = { path = "/" } }, none),
+    { "hostPath PersistentVolume (/)" })
+  t.eq(ps.reasons(pv { ["local"] = { path = "/mnt/disk" } }, none),
+    { "local PersistentVolume (/mnt/disk)" })
+  t.eq(ps.reasons(pv { nfs = { server = "n", path = "/x" } }, none), {})
+  local function hook(kind, groups, resources)
+    return { apiVersion = "admissionregistration.k8s.io/v1", kind = kind,
+      metadata = { name = "w" }, webhooks = { { name = "w.example.com",
+        rules = { { apiGroups = groups, apiVersions = { "v1" },
+          operations = { "CREATE" }, resources = resources } } } } }
+  end
+  t.eq(ps.reasons(hook("MutatingWebhookConfiguration", { "*" }, { "*" }), none),
+    { "webhook w.example.com matches every resource" })
+  t.eq(ps.reasons(hook("ValidatingWebhookConfiguration", { "" }, { "secrets" }),
+    none), { "webhook w.example.com matches secrets" })
+  t.eq(ps.reasons(hook("MutatingWebhookConfiguration", { "" }, { "pods" }),
+    none), { "webhook w.example.com matches pods" })
+  t.eq(ps.reasons(hook("ValidatingWebhookConfiguration", { "acme.example.com" },
+    { "widgets" }), none), {})
+end)
+
+t.case("the question that grants kube:privileged says why", function()
+  local consent = require "uphook.engine.consent"
+  local lines = consent.question({ addon = "a", from = "1.0.0", to = "2.0.0",
+    hook = { permissions = { "kube:cluster", "kube:privileged" } },
+    new_permissions = { ["kube:privileged"] = true } }, false)
+  t.match(table.concat(lines, "\n"), "PRIVILEGED: kube:privileged lets the "
+    .. "hook become root on the nodes or cluster%-admin")
+end)

@@ -86,7 +86,7 @@ function t.deep_equal(a, b) end
 ---@alias uphook.test.Download string|{file?: string, body?: string, status?: integer}
 
 ---@class uphook.test.EnvOpts
----@field addon string the addon folder, relative to the test file (`"."` for the test's own folder) or absolute
+---@field addon string the addon folder, relative to the test file (`"."` for the test's own folder) and inside its folder, as every path `t.env` takes: no absolute path, no `..`, no symlink leading out
 ---@field name? string the addon's name, when the folder is not named after it
 ---@field cluster? string a YAML file of objects seeded into the mock cluster (nodes too); one file: shape a variant with `env:apply`, `env:patch`, `env:delete`
 ---@field state? {version?: string, params?: table<string, string>, history?: table[]} seeds the state ConfigMap `uphook-<addon>`

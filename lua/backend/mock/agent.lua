@@ -27,6 +27,7 @@
 --- are `<nodes_dir>/<name>/args/`; every node's running kubelet args are
 --- `<nodes_dir>/<name>/kubelet.running`.
 local configz = require "uphook.core.configz"
+local objnames = require "uphook.core.names"
 
 local M = {}
 
@@ -51,12 +52,27 @@ function M.new(o)
     restarts = {}, down = {} }, Agents)
 end
 
+---A node's own folder: `<nodes_dir>/<name>`. Raises unless `node` is a
+---valid Node name (a DNS-1123 subdomain, as the API server has it): a
+---fixture's Node named `../x` would otherwise put its files outside the
+---world (docs/security.md, "Offline worlds and uphook test").
+---@param node string
+---@return string
+function Agents:node_dir(node)
+  local why = objnames.name_problem("Node", node)
+  if why then
+    error(string.format("node name %s is invalid: %s", objnames.quote(node),
+      why), 0)
+  end
+  return self.nodes_dir .. "/" .. node
+end
+
 ---The folder of a node's args files.
 ---@param node string
 ---@return string
 function Agents:args_dir(node)
   if node == self.this_node then return self.this_args end
-  return self.nodes_dir .. "/" .. node .. "/args"
+  return self:node_dir(node) .. "/args"
 end
 
 ---A node's args file, or nil.
@@ -76,7 +92,7 @@ end
 ---@param node string
 ---@return string|nil
 function Agents:fault(node)
-  local f = self.fs.read(self.nodes_dir .. "/" .. node, "agent")
+  local f = self.fs.read(self:node_dir(node), "agent")
   return f and (f:gsub("%s+$", "")) or nil
 end
 
@@ -141,7 +157,7 @@ end
 --- kubelet.running: what the kubelet runs with. Written when the world
 --- is made (force=false: only if absent) and at each kubelet restart.
 function Agents:_snapshot(node, force)
-  local dir = self.nodes_dir .. "/" .. node
+  local dir = self:node_dir(node)
   if not force and self.fs.read(dir, "kubelet.running") then return end
   local ok, err = self.fs.write(dir, "kubelet.running",
     self:read(node, "kubelet") or "")
@@ -227,8 +243,7 @@ function Agents:kubelet_config(node)
       message = string.format("error trying to reach service: dial tcp "
         .. "%s:10250: connect: connection refused (node %s)", node, node) }
   end
-  local running = self.fs.read(self.nodes_dir .. "/" .. node,
-    "kubelet.running") or self:read(node, "kubelet") or ""
+  local running = self.fs.read(self:node_dir(node), "kubelet.running") or self:read(node, "kubelet") or ""
   return configz.derive(self.parse(running))
 end
 

@@ -5,6 +5,7 @@
 --- permission word of their own: the objects a chart renders need what
 --- kube.apply needs, the release Secret kube:<release namespace>.
 local names = require "uphook.core.names"
+local permissions = require "uphook.engine.permissions"
 local plan = require "uphook.engine.plan"
 local args = require "uphook.engine.prims.args"
 local files = require "uphook.engine.prims.files"
@@ -33,22 +34,14 @@ local function check_namespace(ns, n, fname)
   names.check_namespace(ns, "helm." .. fname)
 end
 
--- the phases that run after the user's yes (lua/engine/phases.lua)
-local AFTER_YES = { check = true, upgrade = true, verify = true }
-
 ---Are the release's values the hook's to see? Under a declared
----kube:<namespace> (or kube:*) that the user said yes to: recorded by an
----earlier upgrade (docs/security.md "Consent"), or asked by this one,
----whose check, upgrade and verify run after the yes (never a plan's, nor
----detect, which runs before it).
+---kube:<namespace> (or kube:*), and before the user's yes only when the
+---state records it as granted: a release's values are its Secret's data,
+---and the one rule is permissions.withheld_read (docs/security.md,
+---"Consent").
 local function values_granted(run, ns)
-  local perm = run.perms["kube:*"] and "kube:*"
-    or run.perms["kube:" .. ns] and ("kube:" .. ns)
-  if not perm then return false end
-  if run.new_permissions and not run.new_permissions[perm] then
-    return true
-  end
-  return not run.plan and AFTER_YES[run.phase] == true
+  return (run.perms["kube:*"] or run.perms["kube:" .. ns])
+    and not permissions.withheld_read(run, "Secret", ns) and true or false
 end
 
 ---helm.release: nil, or the release's metadata (and values when granted).
@@ -63,12 +56,12 @@ function H.helm_release(run, name, namespace)
   if not st.rel then return nil end
   if values_granted(run, namespace) then
     st.rel.values = st.rec.config or {}
-  elseif run.plan then
+  elseif run.plan or run.granted then
     run.helm_noted = run.helm_noted or {}
     local key = namespace .. "/" .. name
     if not run.helm_noted[key] then
       run.helm_noted[key] = true
-      plan.note(run, "helm", string.format("release %s: values: shown "
+      plan.note(run, "helm", string.format("helm release %s: values: shown "
         .. "after your yes", key))
     end
   end

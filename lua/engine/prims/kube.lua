@@ -16,6 +16,20 @@ local argerr, checktype, checkopts, check_ref, pkey, ref =
 local host_owned, need_kube, need_read =
   permissions.host_owned, permissions.need_kube, permissions.need_read
 
+--- A Secret as the hook sees it before the user's yes grants its
+--- namespace (permissions.withheld_read): its metadata and type, not its
+--- data; the plan says the data is read after the yes.
+local function without_data(run, obj)
+  if type(obj) ~= "table" then return obj end
+  local out = {}
+  for k, v in pairs(obj) do
+    if k ~= "data" and k ~= "stringData" then out[k] = v end
+  end
+  permissions.after_yes(run, "read the data of " .. tostring(obj.kind)
+    .. " " .. kinds.objname(obj))
+  return out
+end
+
 local DATA_LOSS_KINDS = kinds.DATA_LOSS
 local M = {}
 local H = {}   -- handlers by primitive name (prims.lua dispatches)
@@ -95,11 +109,14 @@ function H.kube_get(run, kind, name, namespace)
   check_ref(kind, name, namespace, "get")
   need_read(run, kind, namespace or "default", "kube.get of " .. kind
     .. " " .. kinds.joinname(name, namespace))
-  if run.plan then
-    local planned = run.planned[pkey(kind, name, namespace)]
-    if planned ~= nil then return planned or nil end
-  end
-  return run.backend:get(kind, name, namespace)
+  local planned = run.plan and run.planned[pkey(kind, name, namespace)]
+  local obj
+  if planned ~= nil and planned ~= false then obj = planned
+  elseif planned == false and run.plan then obj = nil
+  else obj = run.backend:get(kind, name, namespace) end
+  if obj and permissions.withheld_read(run, kind, namespace or "default")
+  then return without_data(run, obj) end
+  return obj
 end
 
 ---kube.list.
@@ -117,7 +134,13 @@ function H.kube_list(run, kind, opts)
     end
   end
   need_read(run, kind, opts.namespace, "kube.list of " .. kind)
-  return run.backend:list(kind, opts)
+  local objs = run.backend:list(kind, opts)
+  if permissions.withheld_read(run, kind, opts.namespace) then
+    local out = {}
+    for i, o in ipairs(objs) do out[i] = without_data(run, o) end
+    return out
+  end
+  return objs
 end
 
 --- Delete an object the caller read: the data-loss guard, the
@@ -140,7 +163,7 @@ local function delete_object(run, prior, allow_data_loss, verb, reason)
     -- a data-loss delete is known only now: asked now (lua/cmd/confirm.lua)
     if DATA_LOSS_KINDS[short] and run.confirm then
       local lines, what = consent.data_loss(run.addon, prior, reason)
-      local yes, why = run.confirm(lines, what)
+      local yes, why = run.confirm(lines, what, "data_loss")
       if not yes then
         error(string.format("%s was not confirmed (%s): nothing of it was "
           .. "deleted", what, why), 0)

@@ -31,10 +31,30 @@ local function need_net(run, url, fname)
   error(string.format("%s(%s): %s", fname, url, why), 0)
 end
 
+--- Until the user's yes, no request leaves the machine for a host the
+--- user has not granted (docs/security.md, "Consent"): the request is
+--- refused, and the plan says it happens after the yes. Checked right
+--- before each request (a fetch, a checksum file, a download, a probe),
+--- whatever the backend (list and doctor have none).
+local function withheld(run, url)
+  if not run.granted then return false end
+  local https, http = permissions.net_hosts(run.granted)
+  return not run.c.http.allowed(url, { hosts = https, http_hosts = http })
+end
+
+local function egress(run, url, fname)
+  if not withheld(run, url) then return end
+  permissions.after_yes(run, fname .. " " .. url)
+  error(string.format("%s(%s): withheld until your yes: its net: "
+    .. "permission is not granted yet, and no request leaves the machine "
+    .. "before it is (it happens after your yes)", fname, url), 0)
+end
+
 --- Under plan a fetch is a read, and is made: the plan shows each one
 --- (recorded before the request leaves), so that no request goes
 --- anywhere the plan does not show.
-local function shown(run, url)
+local function shown(run, url, fname)
+  egress(run, url, fname or "net.fetch")
   if run.plan then plan.note(run, "fetch", url) end
 end
 
@@ -46,7 +66,7 @@ local function check_max(opts, fname)
 end
 
 local function transfer_opts(run, url, opts, max)
-  local https, http = permissions.net_hosts(run.perms)
+  local https, http = permissions.net_hosts(permissions.now(run))
   return { url = url, hosts = https, http_hosts = http,
     ca_file = run.ca_file, max_bytes = opts.max_bytes or max,
     deadline = run:remaining(), progress = run.report.transfer_progress }
@@ -72,7 +92,7 @@ end
 local function sum_from(run, url, sums_url)
   checktype(sums_url, "string", 2, "download")
   need_net(run, sums_url, "net.download")
-  shown(run, sums_url)
+  shown(run, sums_url, "net.download")
   local text = net_ok(sums_url, run.net:fetch(transfer_opts(run, sums_url, {},
     1 << 20)))
   -- the file name: after the last "/", before any query (linear patterns)
@@ -86,6 +106,11 @@ end
 
 --- Under `plan --plan-fetch`: does the URL answer a HEAD?
 local function probe(run, url, entry)
+  if withheld(run, url) then
+    permissions.after_yes(run, "probe " .. url)
+    entry.status = "after your yes"   -- answers stays nil: not asked
+    return
+  end
   local status, err = run.net:head(transfer_opts(run, url, {}, 0))
   entry.status = status or err
   entry.answers = status ~= nil and status < 400
@@ -117,6 +142,7 @@ function H.net_download(run, url, opts)
     if run.plan_fetch then probe(run, url, entry) end
     return "cache:" .. sum
   end
+  egress(run, url, "net.download")
   local t = transfer_opts(run, url, opts, 2 << 30)
   t.sha256, t.cache_dir = sum, run.cache_dir
   net_ok(url, run.net:download(t))
