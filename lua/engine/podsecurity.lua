@@ -204,6 +204,7 @@ end
 ---@param role table
 ---@param wide boolean it applies cluster-wide (a ClusterRole, or bound by a ClusterRoleBinding)
 ---@param own table<string, true> the API groups the hook's own CRDs define
+---@return string|nil why
 local function role_problem(role, wide, own)
   if tab(role).aggregationRule ~= nil then return "aggregates other roles" end
   for _, r in ipairs(list(tab(role).rules)) do
