@@ -33,11 +33,11 @@ enum {
   CMD_UPGRADE = 1u << 0, CMD_PLAN = 1u << 1, CMD_LIST = 1u << 2,
   CMD_RECOVER = 1u << 3, CMD_TEST = 1u << 4, CMD_LINT = 1u << 5,
   CMD_VERSION = 1u << 6, CMD_HELP = 1u << 7, CMD_DOCTOR = 1u << 8,
-  CMD_FIXTURE = 1u << 9,
+  CMD_FIXTURE = 1u << 9, CMD_HISTORY = 1u << 10,
 };
 #define CMD_HOOKS (CMD_UPGRADE | CMD_PLAN)
 #define CMD_CLUSTER (CMD_HOOKS | CMD_LIST | CMD_RECOVER | CMD_DOCTOR \
-                     | CMD_FIXTURE)
+                     | CMD_FIXTURE | CMD_HISTORY)
 #define CMD_ALL 0xffffu
 
 static const struct command {
@@ -70,7 +70,12 @@ static const struct command {
   { "recover", CMD_RECOVER, 1, 1, "<addon>",
     "finish the rollback of an interrupted upgrade",
     "Finish the rollback of an interrupted upgrade from its journal, then\n"
-    "say which version the addon is left at and what to run next.\n" },
+    "say which version the addon is left at and what to run next. With\n"
+    "--accept-current: undo nothing, keep the cluster as it is now, archive\n"
+    "the journal and record 'accepted' in the history (asks; --yes).\n" },
+  { "history", CMD_HISTORY, 1, 1, "<addon>", "the runs the state records",
+    "Print the runs uphook's state records for the addon (the last 10):\n"
+    "versions, result, when, by which node, parameters, permissions.\n" },
   { "fixture", CMD_FIXTURE, 1, 1, "<addon>",
     "print a test fixture of the addon's objects",
     "Print, as YAML for t.env{cluster = ...} and --offline, the cluster as\n"
@@ -139,12 +144,14 @@ static const struct option {
     65536, "cap on the addon's state: files (default 16)" },
   { "--reset-params", 0, K_FLAG, OFF(reset_params), NULL, CMD_HOOKS, 0, 0,
     "start from the defaults, not saved params" },
-  { "--yes", 0, K_FLAG, OFF(yes), NULL, CMD_HOOKS, 0, 0,
-    "yes to new permissions (never to data loss)" },
+  { "--yes", 0, K_FLAG, OFF(yes), NULL, CMD_HOOKS | CMD_RECOVER, 0, 0,
+    "yes to new permissions, --accept-current (never to data loss)" },
   { "--allow-data-loss", 0, K_FLAG, OFF(allow_data_loss), NULL,
     CMD_UPGRADE, 0, 0, "yes to data-loss changes without a terminal" },
   { "--dry-run", 0, K_FLAG, OFF(dry_run), NULL, CMD_HOOKS | CMD_RECOVER, 0,
     0, "upgrade: plan; recover: what it would undo" },
+  { "--accept-current", 0, K_FLAG, OFF(accept_current), NULL, CMD_RECOVER,
+    0, 0, "keep the cluster as it is; archive the journal" },
   { "--lock-wait", 0, K_NUM, OFF(lock_wait), "SECONDS",
     CMD_UPGRADE | CMD_RECOVER, 0, 1e7,
     "wait for the addon lock (default 10)" },

@@ -17,6 +17,7 @@ struct uh_cli {
   long jobs;
   int verbosity, plan_fetch, reset_params, yes, allow_data_loss, dry_run,
       full;
+  int accept_current;          /* recover --accept-current */
   int help;                    /* --help after an addon: the hook's help */
   int json;                    /* --output json anywhere on the line */
   unsigned char given[UH_CLI_MAX_OPTIONS];  /* options[i] was given */

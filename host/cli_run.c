@@ -66,6 +66,7 @@ static void push_flags(lua_State *L, const struct uh_cli *c)
   setbool(L, "yes", c->yes);
   setbool(L, "allow_data_loss", c->allow_data_loss);
   setbool(L, "dry_run", c->dry_run);
+  setbool(L, "accept_current", c->accept_current);
   setbool(L, "help", c->help);
   setbool(L, "timeout_given", uh_cli_given(c, "--timeout"));
   setbool(L, "tty", isatty(1));
@@ -162,7 +163,8 @@ static int lookup(lua_State *L, struct uh_cli *c, struct uh_repos *r)
   struct uh_addon a;
   char err[1024], path[4096], msg[1400];
   int kind, rc;
-  int plain = !strcmp(c->command, "recover") || !strcmp(c->command, "fixture");
+  int plain = !strcmp(c->command, "recover") || !strcmp(c->command, "fixture")
+              || !strcmp(c->command, "history");
   if (!plain && (rc = addon_forms(c, r)) >= 0)
     return rc;
   if (uh_repos_find(r, c->rest[0], &a, err, sizeof err) < 0)
@@ -242,7 +244,8 @@ static int needs_repos(const char *cmd)
 {
   return !strcmp(cmd, "upgrade") || !strcmp(cmd, "plan")
          || !strcmp(cmd, "recover") || !strcmp(cmd, "list")
-         || !strcmp(cmd, "doctor") || !strcmp(cmd, "fixture");
+         || !strcmp(cmd, "doctor") || !strcmp(cmd, "fixture")
+         || !strcmp(cmd, "history");
 }
 
 int uh_cli_run(struct uh_cli *c, const char *version)

@@ -13,6 +13,7 @@ local R = require "uphook.core.run"
 local selfcmd = require "uphook.cmd.selfcmd"
 local state = require "uphook.engine.state"
 local waits = require "uphook.engine.wait"
+local inventory = require "uphook.cmd.inventory"
 
 local M = {}
 
@@ -213,7 +214,13 @@ local function upgrade(o, c, report)
   -- the lock first: a journal is only "left behind" when no upgrade of
   -- ours is running
   local lock, lerr = node_lock(o, c, o.command, L, nil, report)
-  if not lock then report:error(lerr); return engine.LOCKED end
+  if not lock then
+    local running = c.sys.kind(L.journal_path)
+      and inventory.in_progress(o, c, L.journal_path)
+    report:error(running and string.format("an upgrade of %s is %s: wait "
+      .. "for it (%s)", addon.name, running, lerr) or lerr)
+    return engine.LOCKED
+  end
   if c.sys.kind(L.journal_path) then
     report:error(string.format("an interrupted upgrade of %s left a journal "
       .. "(%s): first run: %s", addon.name, L.journal_path,
@@ -238,7 +245,7 @@ local function upgrade(o, c, report)
     backend = backend, net = net, roots = L.roots, c = c,
     journal_path = L.journal_path, cache_dir = L.cache_dir,
     ca_file = o.ca_file, plan_fetch = o.plan_fetch, helm_path = o.helm,
-    hostname = host, report = report,
+    hostname = host, report = report, repo = addon.repo,
     -- where nodes.resolv_conf reads this node's resolv.conf files: the
     -- offline world's, or (test-only) UPHOOK_TEST_HOST_ROOT's
     host_root = o.offline and (L.state_dir .. "/offline/host")
@@ -389,6 +396,58 @@ local function recover_undo(o, c, report, run, L, begin, body)
   return engine.OK
 end
 
+--- The user's yes to --accept-current: --yes, or a terminal's answer
+--- (lua/cmd/confirm.lua); an offline world has only --yes.
+local function accept_yes(o, report, begin, n)
+  local what = string.format("keep %s as it is now: the %d change%s of the "
+    .. "interrupted upgrade %s -> %s stay, none is undone", o.addon.name, n,
+    n == 1 and "" or "s", tostring(begin.from or "(none)"), tostring(begin.to))
+  local confirm = require("uphook.cmd.confirm").new(o, report)
+  if confirm then return confirm({ what .. "." }, what) end
+  if o.yes then report:info("yes (--yes) to " .. what); return true end
+  return false, "no terminal to ask on: --yes allows it"
+end
+
+--- `recover --accept-current`: undo nothing; the cluster as it is now is
+--- the addon's. The journal is archived beside itself (its backups
+--- removed), the history says "accepted", the Lease is released.
+local function recover_accept(o, c, report, run, L, begin, body)
+  local steps = rollback.preview(run, body)
+  for _, st in ipairs(steps) do
+    report:info("kept as it is now: " .. st.what)
+  end
+  local ok, why = accept_yes(o, report, begin, #steps)
+  if not ok then
+    report:error(string.format("not accepted: keeping %s as it is needs your "
+      .. "yes (%s); nothing was changed", o.addon.name, why))
+    return engine.EARLY
+  end
+  local archived = string.format("%s.accepted-%s", L.journal_path,
+    (require("uphook.core.timefmt").format(c.sys.wall()):gsub("[^%w]", "")))
+  local moved, merr = os.rename(L.journal_path, archived)
+  if not moved then
+    report:error(string.format("cannot archive the journal %s: %s",
+      L.journal_path, tostring(merr)))
+    return engine.STUCK
+  end
+  -- its backups were only for the undo the user declined
+  rollback.remove(c.journal, c.fs, L.journal_path, body)
+  if begin.from then
+    state.note(run, { from = begin.from, to = begin.to, code = engine.OK,
+      result = "accepted" })
+  end
+  release_lease(o, c, report, L, run.backend, true, run.hostname)
+  report:info(string.format("Accepted: %s is kept as it is now (%d change%s "
+    .. "of the interrupted upgrade to %s not undone); the journal is "
+    .. "archived at %s.", o.addon.name, #steps, #steps == 1 and "" or "s",
+    tostring(begin.to), archived))
+  report:info(string.format("Next: %s (what an upgrade would do from here)",
+    selfcmd.line(o, c, "plan", o.addon.name)))
+  report:event({ event = "result", code = engine.OK, addon = o.addon.name,
+    accepted = true, kept = #steps, journal = archived })
+  return engine.OK
+end
+
 local function recover(o, c, report)
   local L = layout(o, c, o.addon)
   local recs, torn, version = c.journal.replay(L.journal_path)
@@ -405,6 +464,14 @@ local function recover(o, c, report)
       release_lease(o, c, report, L, nil, false)
     end
     return engine.OK
+  end
+  -- a running upgrade's journal is not an interrupted one's
+  local running = inventory.in_progress(o, c, L.journal_path)
+  if running then
+    report:error(string.format("an upgrade of %s is %s: it is not "
+      .. "interrupted, nothing to recover; wait for it to end", o.addon.name,
+      running))
+    return engine.LOCKED
   end
   if not o.dry_run then
     local lock, lerr = node_lock(o, c, "recover", L, nil, report)
@@ -432,6 +499,9 @@ local function recover(o, c, report)
   if o.dry_run then
     return recover_preview(o, c, report, run, begin, body, L)
   end
+  if o.accept_current then
+    return recover_accept(o, c, report, run, L, begin, body)
+  end
   return recover_undo(o, c, report, run, L, begin, body)
 end
 
@@ -452,6 +522,7 @@ local COMMANDS = {
   list = function(o, c, r) return require("uphook.cmd.list").main(o, c, r) end,
   doctor = function(o, c, r) return require("uphook.cmd.doctor").main(o, c, r) end,
   fixture = function(o, c, r) return require("uphook.cmd.fixture").main(o, c, r) end,
+  history = function(o, c, r) return require("uphook.cmd.history").main(o, c, r) end,
 }
 
 ---@param o table options from host/cli.c

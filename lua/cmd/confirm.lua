@@ -20,7 +20,10 @@ local M = {}
 ---@param input? file* where answers are read (default io.stdin)
 ---@return nil|fun(lines: string[], what: string): boolean, string|nil
 function M.new(o, report, input)
-  if o.command ~= "upgrade" or o.offline then return nil end
+  -- upgrade, and recover --accept-current (lua/cmd/cli.lua)
+  if (o.command ~= "upgrade" and o.command ~= "recover") or o.offline then
+    return nil
+  end
   input = input or io.stdin
   ---@param lines string[] what is asked about (hook text is escaped)
   ---@param what string a name for it ("the data-loss delete of ...")

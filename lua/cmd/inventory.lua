@@ -90,6 +90,35 @@ local function pending_journal(o, c, a)
   return c.sys.kind(path) and path or nil
 end
 
+---Is the upgrade whose journal is at `journal` running now? It is when
+---an uphook process holds this node's addon lock (a run holds it from
+---before its journal is made until after it is gone; docs/state.md "Who
+---is running"): then "in progress (PID n, node N, since T)", else nil
+---(the journal is an interrupted run's).
+---@param o table options (offline, state_dir, snap_data)
+---@param c table the C families
+---@param journal string the journal's path
+---@return string|nil
+function M.in_progress(o, c, journal)
+  local dir = o.offline and o.state_dir and (o.state_dir .. "/lock")
+    or (o.snap_data and (o.snap_data .. "/var/lock"))
+  if not dir then return nil end
+  local pid, cmd = c.sys.lock_holder(dir .. "/.microk8s-addon-lock")
+  -- an uphook process: its argv[0] is uphook (not `microk8s enable`)
+  local exe = tostring(cmd):match("^(%S+)") or ""
+  if not pid or not (exe == "uphook" or exe:find("/uphook$")) then
+    return nil
+  end
+  local since = "?"
+  local recs = c.journal.replay(journal)
+  local t = type(recs) == "table" and recs[1] and recs[1].time
+  if type(t) == "number" and t > 0 then
+    since = require("uphook.core.timefmt").format(t)
+  end
+  return string.format("in progress (PID %d, node %s, since %s)", pid,
+    c.sys.hostname(), since)
+end
+
 --- A live cluster that does not answer is found once, with one request
 --- (discovery, which every read needs first): the message, or nil.
 local function unreachable(backend)
@@ -134,6 +163,7 @@ function M.rows(o, c, report)
   for i, a in ipairs(o.addons or {}) do
     local r = rows[i]
     r.pending_journal = pending_journal(o, c, a)
+    r.in_progress = r.pending_journal and M.in_progress(o, c, r.pending_journal)
     if not problem and c.sys.now() >= o.limits.deadline then
       M.timed_out = true
       problem = string.format("list ran out of its time limit (%g s, "
@@ -166,6 +196,7 @@ function M.event(r)
     source = r.installed and (r.detected and "detect" or "state") or nil,
     upgradable = r.upgradable or false,
     pending_journal = r.pending_journal ~= nil, journal = r.pending_journal,
+    in_progress = r.in_progress,
     error = r.error }
 end
 

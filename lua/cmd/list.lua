@@ -29,7 +29,9 @@ function M.main(o, c, report)
   for _, r in ipairs(rows) do
     star = star or r.detected
     local upgrade = r.upgradable and ("yes -> " .. esc(r.target)) or "no"
-    if r.pending_journal then
+    if r.in_progress then
+      upgrade = r.in_progress
+    elseif r.pending_journal then
       upgrade = "interrupted: run recover"
       pending[#pending + 1] = r.name
     end

@@ -102,6 +102,15 @@ function M.lock(run)
   local ok, e
   if cur then
     local spec, node = cur.spec or {}, M.pending_node(cur)
+    local holder = tostring(spec.holderIdentity or "")
+    if node and node ~= run.hostname and holder:sub(1, #node + 1) == node .. "/"
+        and not M.stale(run, cur) then
+      -- its holder renews it: that node's upgrade runs (docs/state.md)
+      R.stop(R.LOCKED, string.format("an upgrade of %s is in progress on "
+        .. "node %s (Lease %s held by %s since %s, renewed %s): wait for it "
+        .. "to end", run.addon, node, label(run), holder,
+        tostring(spec.acquireTime), tostring(spec.renewTime)))
+    end
     if node and node ~= run.hostname then
       R.stop(R.STUCK, string.format("an interrupted upgrade of %s "
         .. "on node %s left a journal there: run 'uphook recover %s' on %s "

@@ -369,6 +369,38 @@ local function describe(rec)
   return rec.op
 end
 
+--- What the user can do about an object left alone, concretely: look at
+--- it, then either keep the cluster as it is (recover --accept-current)
+--- or make the object what recover can undo and run recover again.
+---@param addon string|nil
+---@param rec table a kube record
+---@param why string the left_alone message
+---@return string
+function M.fix(addon, rec, why)
+  local r = rec.ref or {}
+  local obj = string.format("%s %s%s", tostring(r.kind), tostring(r.name),
+    r.namespace and (" -n " .. r.namespace) or "")
+  local again
+  if rec.prior == nil then
+    again = "if it should go, `microk8s kubectl delete " .. obj
+      .. "`, then run recover again"
+  elseif why:find("deleted since", 1, true) then
+    again = "to have it back as before the upgrade, create it by hand "
+      .. "(`uphook recover " .. tostring(addon) .. " --dry-run` names it), "
+      .. "then run recover again"
+  elseif why:find("created it again", 1, true)
+      or why:find("created again", 1, true) then
+    again = "to have uphook's prior back, `microk8s kubectl delete " .. obj
+      .. "`, then run recover again (it recreates it)"
+  else
+    again = "to have it back as before the upgrade, edit it by hand, then "
+      .. "run recover again"
+  end
+  return string.format("fix: look at it (`microk8s kubectl get %s -o "
+    .. "yaml`); to keep the cluster as it is now, `uphook recover %s "
+    .. "--accept-current`; or %s", obj, tostring(addon), again)
+end
+
 local function msg_of(e)
   return type(e) == "table" and tostring(e.message or "error")
          or tostring(e)
@@ -463,8 +495,12 @@ function M.undo(run, records, on_step)
       end
     end)
     if not ok then
-      problems[#problems + 1] = describe(rec) .. ": " .. msg_of(what)
-      step(false, describe(rec), msg_of(what))
+      local m = msg_of(what)
+      if rec.op == "kube" and m:find("^left alone: ") then
+        m = m .. "; " .. M.fix(run.addon, rec, m)
+      end
+      problems[#problems + 1] = describe(rec) .. ": " .. m
+      step(false, describe(rec), m)
     elseif what then
       restored[#restored + 1] = what .. describe(rec)
       step(true, describe(rec), what)
@@ -515,7 +551,8 @@ local function preview_kube(run, rec, view)
   end
   local m = msg_of(a)
   if m:find("^left alone: ") then
-    return "leave", "leave " .. what .. " alone: " .. m:sub(13)
+    return "leave", "leave " .. what .. " alone: " .. m:sub(13) .. "; "
+      .. M.fix(run.addon, rec, m)
   end
   return "unknown", "cannot tell what happens to " .. what .. ": " .. m
 end

@@ -58,6 +58,20 @@ local function now_iso(run)
 end
 
 local HISTORY = 10      -- entries kept, oldest dropped first
+M.HISTORY = HISTORY
+
+--- What every history entry says of the run besides its outcome: the
+--- node it ran on, the addon's repository, the parameters and the
+--- permissions granted (docs/state.md); a field the run does not know is
+--- left out (`uphook history` shows `?`).
+local function who(run, entry)
+  entry.node = entry.node or run.hostname
+  entry.repo = entry.repo or run.repo
+  if run.params and entry.parameters == nil and next(run.params) then
+    entry.parameters = run.params
+  end
+  return entry
+end
 
 local RESULTS = { [1] = "rolled back", [4] = "failed",
   [6] = "rollback incomplete" }
@@ -87,6 +101,7 @@ end
 ---@return boolean recorded false: the ConfigMap is in `pending`
 function M.record(run, entry, pending)
   if state_pending(run, pending) then return false end
+  who(run, entry)
   local cm = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
   local data = {}
   for k, v in pairs(cm and type(cm.data) == "table" and cm.data or {}) do
@@ -151,13 +166,13 @@ function M.commit(run, saved)
   for _, h in ipairs(saved and saved.history or {}) do
     history[#history + 1] = h
   end
-  history[#history + 1] = { from = run.from, to = run.to,
+  local perms = consent.record(run.hook)
+  history[#history + 1] = who(run, { from = run.from, to = run.to,
     time = now_iso(run), code = 0,
     result = run.repaired and "repaired"
       or run.reconfigure and "reconfigured" or "upgraded",
-    params = run.reconfigure }
+    params = run.reconfigure, permissions = #perms > 0 and perms or nil })
   while #history > HISTORY do table.remove(history, 1) end
-  local perms = consent.record(run.hook)
   if #perms == 0 and run.c.yaml.array then perms = run.c.yaml.array {} end
   local obj = { apiVersion = "v1", kind = "ConfigMap",
     metadata = { name = cm_name(run.addon), namespace = NS,

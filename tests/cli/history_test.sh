@@ -86,6 +86,38 @@ grep -qx 'mode=b' "$OUT" && ok "... keeps the parameters detect read back (mode 
   && ok "... and its history follows the failed run: rolled back, upgraded; version 2.0.0" \
   || not_ok "... and its history follows the failed run: rolled back, upgraded; version 2.0.0"
 
+# uphook history: the entries as text and JSON; a field an entry of an
+# older uphook lacks shows `?` (the first entry loses its node, as one
+# written before entries named it)
+python3 - "$W/offline/cluster.yaml" <<'PY'
+import sys, yaml
+p = sys.argv[1]
+docs = list(yaml.safe_load_all(open(p)))
+for d in docs:
+    if d and d["kind"] == "ConfigMap" and d["metadata"]["name"] == "uphook-flaky":
+        h = yaml.safe_load(d["data"]["history"])
+        h[0].pop("node", None)
+        d["data"]["history"] = yaml.safe_dump(h)
+yaml.safe_dump_all(docs, open(p, "w"))
+PY
+run U history flaky
+expect "uphook history: each run (when, versions, result, node, repository, parameters, permissions), only the last 10 kept" 0 \
+  "only the last 10 runs are kept" \
+  "^  [0-9T:-]+Z  1\.0\.0 -> 2\.0\.0  rolled back \(exit 1\)  on \?  from repo$" \
+  "^  [0-9T:-]+Z  1\.0\.0 -> 2\.0\.0  upgraded \(exit 0\)  on [^?]+  from repo$" \
+  "parameters: .*mode=b" "permissions: kube:default" "flaky is at 2\.0\.0\."
+run U --output json history flaky
+python3 - "$OUT" <<'PY' && ok "uphook history --output json: one history event per entry, then the result" \
+  || not_ok "uphook history --output json: one history event per entry, then the result"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+h = [e for e in ev if e["event"] == "history"]
+assert [e["result"] for e in h] == ["rolled back", "upgraded"], h
+assert "node" not in h[0] and h[1]["node"] and h[1]["permissions"] == ["kube:default"], h
+assert h[1]["parameters"]["mode"] == "b" and h[1]["repo"] == "repo", h
+assert ev[-1]["event"] == "result" and ev[-1]["entries"] == 2 and ev[-1]["kept"] == 10, ev[-1]
+PY
+
 run U upgrade flaky --fail upgrade
 expect "a failed reconfigure: exit 1, rolled back" 1 "Rolled back"
 history > "$OUT"
@@ -213,7 +245,7 @@ run L recover live
 ctl DELETE faults >/dev/null
 expect "a recover that cannot delete: exit 6" 6 "recovery incomplete"
 lhistory > "$OUT"
-grep '^{' "$OUT" | tail -1 | grep -q '"code": 6, "error": "cannot undo [^"]*live-a[^"]*", "from": "1.0.0", "result": "recover incomplete"' \
+grep '^{' "$OUT" | tail -1 | grep -q '"code": 6, "error": "cannot undo [^"]*live-a[^"]*", "from": "1.0.0", .*"result": "recover incomplete"' \
   && ok "... recorded: code 6, recover incomplete, what it could not undo" \
   || not_ok "... recorded: code 6, recover incomplete, what it could not undo"
 run L recover live

@@ -74,6 +74,41 @@ run U recover dns
 expect "recover then leaves it, keeps the journal, and says what to run again" 6 \
   "cannot undo ServiceAccount kube-system/coredns" \
   "recovery incomplete; the journal is kept at .*; when what is named above is fixed, run again: .* recover dns$"
+expect "... naming the concrete fix for the object left alone" 6 \
+  'fix: look at it \(`microk8s kubectl get ServiceAccount coredns -n kube-system -o yaml`\); to keep the cluster as it is now, `uphook recover dns --accept-current`'
+# --accept-current, in a copy of this world: asks; --yes keeps the cluster
+# as it is, archives the journal, says "accepted" in the history
+cp -a "$W" "$W.acc"
+A() { "$UPHOOK" --addons "$REPO" --offline "$FIX" --state-dir "$W.acc" "$@"; }
+cp "$W.acc/offline/cluster.yaml" "$TMP/acc-before.yaml"
+run A recover dns --accept-current </dev/null
+expect "recover --accept-current without --yes and no terminal: refused, nothing changed" 4 \
+  "not accepted: keeping dns as it is needs your yes \(no terminal to ask on: --yes allows it\)"
+[ -e "$W.acc/journal/dns.journal" ] && ok "... the journal is kept" || not_ok "... the journal is kept"
+run A recover dns --accept-current --yes
+expect "recover --accept-current --yes: the journal archived, nothing undone" 0 \
+  "kept as it is now: ServiceAccount kube-system/coredns" \
+  "Accepted: dns is kept as it is now \([0-9]+ changes? of the interrupted upgrade to 1\.14\.3 not undone\); the journal is archived at .*dns\.journal\.accepted-"
+[ ! -e "$W.acc/journal/dns.journal" ] && ls "$W.acc/journal/" | grep -q "dns.journal.accepted-" \
+  && ok "... the journal is archived beside itself" || not_ok "... the journal is archived beside itself"
+python3 tests/cli/normalize.py "$TMP/acc-before.yaml" lease > "$TMP/b.json"
+python3 tests/cli/normalize.py "$W.acc/offline/cluster.yaml" lease > "$TMP/a.json"
+python3 - "$TMP/b.json" "$TMP/a.json" > "$OUT" <<'PY'
+import json, sys
+# what changed: only uphook's state ConfigMap (its history) and the Lease
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+key = lambda o: (o.get("kind"), o.get("metadata", {}).get("namespace"), o.get("metadata", {}).get("name"))
+da = {key(o): o for o in (a if isinstance(a, list) else a.get("items", []))}
+db = {key(o): o for o in (b if isinstance(b, list) else b.get("items", []))}
+diff = sorted(str(k) for k in set(da) | set(db) if da.get(k) != db.get(k) and k[2] != "uphook-dns")
+print("changed:", diff)
+PY
+check() { name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+check "... nothing in the cluster was undone (only uphook's state ConfigMap changed)" grep -qx "changed: \[\]" "$OUT"
+run A history dns
+expect "... uphook history says accepted" 0 "1\.8\.0 -> 1\.14\.3  accepted \(exit 0\)"
+run A recover dns
+expect "... and recover has nothing left to do" 0 "nothing to recover: dns has no journal"
 # put the label back (as uphook applied it): recover finishes
 python3 - "$W/offline/cluster.yaml" <<'PY'
 import sys, yaml

@@ -99,6 +99,13 @@ expect "a Lease marked pending by another node: exit 6 naming it and the recover
   "on node node-b left a journal there: run 'uphook recover slow' on node-b"
 [ "$(objs "get('ConfigMap', 'slow', 'default') is None")" = True ] && ok "... and nothing changed" \
   || not_ok "... and nothing changed"
+# the same marker on a Lease its holder on node-b still renews: that
+# upgrade runs (docs/state.md "Who is running")
+seed_lease "node-b/uphook-42" "$now" node-b
+run U upgrade slow
+expect "a Lease marked pending by another node whose holder renews it: in progress there, exit 5" 5 \
+  "an upgrade of slow is in progress on node node-b \(Lease kube-system/uphook-slow held by node-b/uphook-42 since"
+refute "... not said to be interrupted" "interrupted"
 seed_lease "$THIS/uphook-$$" "$now" "$THIS"
 run U upgrade slow
 expect "a marker of this node with no journal here is stale: taken over" 0 \
@@ -117,6 +124,10 @@ if unshare -u true 2>/dev/null; then
       SNAP_COMMON="$TMP/b" HOME="$TMP/home" timeout 60 "$UPHOOK" --kubeconfig "$KC" \
       --addons "$REPO" --state-dir "$TMP/b-state" "$@"
   }
+  # the crashed run's Lease as it is once its holder stopped renewing it
+  # (a minute later): the marker stays, the renewal is old
+  holder=$(lease_holder)
+  seed_lease "$holder" 2020-01-01T00:00:00.000000Z "$THIS"
   run other upgrade --yes slow
   expect "upgrade on another node refuses with exit 6 naming this node" 6 \
     "on node $THIS left a journal there: run 'uphook recover slow' on $THIS"

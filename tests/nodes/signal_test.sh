@@ -11,7 +11,9 @@
 #   fails at once, saying the server is not a kube-apiserver;
 # - a wait is visible: under --output json a `wait` heartbeat event with
 #   what, elapsed and limit; off a TTY a line every 10 s;
-# - the Lease is renewed during the wait, not only when an event comes.
+# - the Lease is renewed during the wait, not only when an event comes;
+# - a running upgrade is "in progress (PID, node, since)" for list,
+#   recover --dry-run and a second upgrade, not "interrupted".
 # Prints the seconds from each signal to the rollback and to the exit
 # ("info:" lines), which docs/state.md quotes.
 . tests/cli/lib.sh
@@ -74,6 +76,23 @@ check "... in less than 30 s (the wait's limit is 600 s)" \
   python3 -c "import sys; sys.exit(float('$(secs "$t0" "$t1")') >= 30)"
 [ "$(objs "get('Deployment', 'web', 'default') is None")" = True ] \
   && ok "... the Deployment it created is gone" || not_ok "... the Deployment it created is gone"
+
+# ------------------------- a running upgrade is in progress, not interrupted
+ctl POST reset >/dev/null; register_nodes; rm -rf "$TMP/state"
+ctl POST stall '{"kind": "Deployment", "namespace": "default", "name": "web"}' >/dev/null
+(UX upgrade slow >"$TMP/p.out" 2>&1) & up=$!
+wait_for "waiting for the rollout" "$TMP/p.out"
+run U list
+expect "list: a running upgrade is in progress (PID, node, since), not interrupted" 0 \
+  "slow .*in progress \(PID $up, node $THIS, since [0-9T:-]+Z\)"
+refute "... not 'interrupted: run recover'" "interrupted"
+run U recover slow --dry-run
+expect "recover --dry-run: in progress, nothing to recover (exit 5)" 5 \
+  "an upgrade of slow is in progress \(PID $up, node $THIS, since"
+run U upgrade slow --lock-wait 0
+expect "a second upgrade from another shell: in progress (exit 5)" 5 \
+  "an upgrade of slow is in progress \(PID $up"
+kill -INT $up; wait $up
 
 # ------------------------------ a visible wait, the Lease renewed meanwhile
 ctl POST reset >/dev/null; register_nodes; rm -rf "$TMP/state"
