@@ -2,6 +2,8 @@
 PKGS     := lua5.4 yaml-0.1 libcurl libcrypto jansson libseccomp msgpack \
             zlib libarchive
 PREFIX   ?= /usr/local
+# PREFIX without its trailing slash: PREFIX=/ installs /bin, /share (never //share)
+PFX      := $(patsubst %/,%,$(PREFIX))
 BUILD    ?= build
 CC       ?= cc
 CFLAGS   ?= -O2 -g
@@ -110,23 +112,23 @@ valgrind:
 	sh tests/valgrind/run.sh build/valgrind
 
 install: $(BUILD)/uphook
-	install -Dm755 $(BUILD)/uphook $(DESTDIR)$(PREFIX)/bin/uphook
-	install -Dm644 docs/meta/uphook.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook.lua
-	install -Dm644 docs/meta/uphook/test.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook/test.lua
-	install -Dm644 lua/core/semver.lua $(DESTDIR)$(PREFIX)/share/uphook/meta/uphook/semver.lua
-	install -m644 $(filter-out %_test.lua,$(wildcard stdlib/*.lua)) $(DESTDIR)$(PREFIX)/share/uphook/meta/
-	sed 's|/usr/local/share/uphook|$(PREFIX)/share/uphook|' docs/luarc.json \
-	  > $(DESTDIR)$(PREFIX)/share/uphook/luarc.json
-	mkdir -p $(DESTDIR)$(PREFIX)/share/man/man1
-	sed 's|/usr/local|$(PREFIX)|g' docs/uphook.1 > $(DESTDIR)$(PREFIX)/share/man/man1/uphook.1
-	install -Dm644 docs/uphook.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/uphook
+	install -Dm755 $(BUILD)/uphook $(DESTDIR)$(PFX)/bin/uphook
+	install -Dm644 docs/meta/uphook.lua $(DESTDIR)$(PFX)/share/uphook/meta/uphook.lua
+	install -Dm644 docs/meta/uphook/test.lua $(DESTDIR)$(PFX)/share/uphook/meta/uphook/test.lua
+	install -Dm644 lua/core/semver.lua $(DESTDIR)$(PFX)/share/uphook/meta/uphook/semver.lua
+	install -m644 $(filter-out %_test.lua,$(wildcard stdlib/*.lua)) $(DESTDIR)$(PFX)/share/uphook/meta/
+	sed 's|/usr/local/share/uphook|$(PFX)/share/uphook|' docs/luarc.json \
+	  > $(DESTDIR)$(PFX)/share/uphook/luarc.json
+	mkdir -p $(DESTDIR)$(PFX)/share/man/man1
+	sed 's|/usr/local|$(PFX)|g' docs/uphook.1 > $(DESTDIR)$(PFX)/share/man/man1/uphook.1
+	install -Dm644 docs/uphook.bash-completion $(DESTDIR)$(PFX)/share/bash-completion/completions/uphook
 
 # Everything install put there (the folders stay, as they may be shared).
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/uphook \
-	  $(DESTDIR)$(PREFIX)/share/man/man1/uphook.1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/uphook
-	rm -rf $(DESTDIR)$(PREFIX)/share/uphook
+	rm -f $(DESTDIR)$(PFX)/bin/uphook \
+	  $(DESTDIR)$(PFX)/share/man/man1/uphook.1 \
+	  $(DESTDIR)$(PFX)/share/bash-completion/completions/uphook
+	rm -rf $(DESTDIR)$(PFX)/share/uphook
 
 # docs/reference.md from the LuaCATS annotations (docs/meta, stdlib)
 .PHONY: docs

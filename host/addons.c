@@ -1,6 +1,7 @@
 /* Addon repositories: addons.yaml parsing (libyaml events) and lookup.
  * See addons.h for the rules. */
 #include "addons.h"
+#include "osutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -685,7 +686,16 @@ int uh_repos_find(const struct uh_repos *r, const char *name,
     }
   if (hits == 1) { *out = *hit; return 0; }
   if (hits == 0) {
-    appendf(err, errlen, &pos, "addon '%s' not found in: ", name);
+    const char **names = calloc(r->n ? r->n : 1, sizeof *names), *near;
+    for (i = 0; names && i < r->n; i++)
+      names[i] = r->v[i].name;
+    near = names ? uh_closest(name, names, r->n) : NULL;
+    if (near)
+      appendf(err, errlen, &pos, "addon '%s' not found; did you mean '%s'? "
+              "Repositories: ", name, near);
+    else
+      appendf(err, errlen, &pos, "addon '%s' not found in: ", name);
+    free(names);
     list_repos(r, err, errlen, &pos);
     return -1;
   }

@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "luax.h"
 #include "json.h"
+#include "osutil.h"
 
 enum {
   CMD_UPGRADE = 1u << 0, CMD_PLAN = 1u << 1, CMD_LIST = 1u << 2,
@@ -132,7 +133,8 @@ static const struct option {
     "a mock cluster seeded from FIXTURE" },
   { "--state-dir", 0, K_STR, OFF(state_dir), "DIR", CMD_CLUSTER, 0, 0,
     "journal, download cache, addons' files" },
-  { "--output", 0, K_STR, OFF(output), "human|json", CMD_CLUSTER, 0, 0,
+  { "--output", 0, K_STR, OFF(output), "human|json",
+    CMD_CLUSTER | CMD_VERSION, 0, 0,
     "text, or JSON events, one per line" },
   { "--timeout", 0, K_NUM, OFF(timeout), "SECONDS", CMD_CLUSTER | CMD_LINT,
     0, 1e7, "bound on the whole run (default " UH_STR(UH_DEFAULT_TIMEOUT)
@@ -410,8 +412,17 @@ static int operand(struct parser *p, const char *a)
 {
   struct uh_cli *c = p->c;
   if (!p->cmd) {
-    if (!(p->cmd = find_command(a)))
+    if (!(p->cmd = find_command(a))) {
+      const char *names[NCOMMANDS], *near;
+      for (size_t i = 0; i < NCOMMANDS; i++)
+        names[i] = commands[i].name;
+      if ((near = uh_closest(a, names, NCOMMANDS)) != NULL) {
+        snprintf(p->err, sizeof p->err, "unknown command '%s'; did you mean "
+                 "'%s'?", a, near);
+        return 2;
+      }
       return usage(p, "unknown command '%s'", a);
+    }
     c->command = p->cmd->name;
   } else if ((p->cmd->bit & CMD_HOOKS) && c->nrest >= 1) {
     c->hook_args[c->nhook++] = a;

@@ -1,5 +1,6 @@
 /* Running a parsed command: addon lookup, the legacy `upgrade` script,
  * and the hand-off to lua/cmd/cli.lua. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,27 @@ static int needs_repos(const char *cmd)
          || !strcmp(cmd, "history");
 }
 
+/* A --offline fixture or --kubeconfig file that cannot be read is a
+ * usage error (exit 2), before anything runs; an offline world kept in
+ * --state-dir needs no fixture. */
+static int files_given(struct uh_cli *c)
+{
+  char msg[4400], world[4200];
+  const char *bad = NULL, *what = NULL;
+  if (c->offline && access(c->offline, R_OK) != 0) {
+    snprintf(world, sizeof world, "%s/offline/cluster.yaml",
+             c->state_dir ? c->state_dir : "");
+    if (!c->state_dir || access(world, R_OK) != 0)
+      bad = c->offline, what = "--offline";
+  }
+  if (!bad && c->kubeconfig && access(c->kubeconfig, R_OK) != 0)
+    bad = c->kubeconfig, what = "--kubeconfig";
+  if (!bad)
+    return -1;
+  snprintf(msg, sizeof msg, "%s %s: %s", what, bad, strerror(errno));
+  return uh_cli_fail(c, 2, NULL, msg);
+}
+
 int uh_cli_run(struct uh_cli *c, const char *version)
 {
   struct uh_repos *repos = NULL;
@@ -258,6 +280,10 @@ int uh_cli_run(struct uh_cli *c, const char *version)
     return 4;
   }
   push_options(L, c, version);
+  if (needs_repos(c->command) && (rc = files_given(c)) >= 0) {
+    lua_close(L);
+    return rc;
+  }
   if (needs_repos(c->command)) {
     rc = push_repos(L, c, &repos);
     if (rc < 0 && !strcmp(c->command, "doctor"))

@@ -75,8 +75,13 @@ int main(int argc, char **argv)
   if (rc >= 0)
     return rc;                     /* usage error or --help, answered */
   if (strcmp(cli.command, "version") == 0) {
-    printf("uphook %s (Lua %s.%s)\n", UPHOOK_VERSION, LUA_VERSION_MAJOR,
-           LUA_VERSION_MINOR);
+    if (cli.json)   /* the one result event (docs/output.md) */
+      printf("{\"event\":\"result\",\"code\":0,\"command\":\"version\","
+             "\"version\":\"%s\",\"lua\":\"%s.%s\"}\n", UPHOOK_VERSION,
+             LUA_VERSION_MAJOR, LUA_VERSION_MINOR);
+    else
+      printf("uphook %s (Lua %s.%s)\n", UPHOOK_VERSION, LUA_VERSION_MAJOR,
+             LUA_VERSION_MINOR);
     uh_cli_free(&cli);
     return 0;
   }

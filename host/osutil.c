@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,4 +110,40 @@ int uh_wait_poll(struct uh_wait *w, struct pollfd *fds, unsigned n)
     if (r < 0 && errno != EINTR)
       return UH_WAIT_ERR;
   }
+}
+
+/* Levenshtein distance of a and b, capped at 9 (words of 63 bytes). */
+static size_t edits(const char *a, const char *b)
+{
+  size_t la = strlen(a), lb = strlen(b), row[64], i, j;
+  if (la > 63 || lb > 63)
+    return 9;
+  for (j = 0; j <= lb; j++)
+    row[j] = j;
+  for (i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (j = 1; j <= lb; j++) {
+      size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best)
+        best = up + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[lb] > 9 ? 9 : row[lb];
+}
+
+const char *uh_closest(const char *word, const char *const *cands, size_t n)
+{
+  const char *best = NULL;
+  size_t d, bd = 3, i;
+  for (i = 0; i < n; i++)
+    if (cands[i] && (d = edits(word, cands[i])) < bd && d * 2 < strlen(word)) {
+      bd = d;
+      best = cands[i];
+    }
+  return best;
 }

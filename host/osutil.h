@@ -43,4 +43,9 @@ void uh_wait_end(struct uh_wait *w);
  * UH_WAIT_INTR, or UH_WAIT_ERR with errno. */
 int uh_wait_poll(struct uh_wait *w, struct pollfd *fds, unsigned n);
 
+/* The word of `cands` (n of them) nearest to `word` by edit distance,
+ * when it is at most 2 edits and less than half the word away: "did you
+ * mean"; NULL otherwise. */
+const char *uh_closest(const char *word, const char *const *cands, size_t n);
+
 #endif

@@ -157,7 +157,7 @@ local function print_outcome(o, c, report, code, run)
           io.stdout:write(plantext.render(run.entries, { changed_only = true,
             null = run.null }))
         end
-        report:info(string.format("Upgraded %s from %s to %s in %.2f s. "
+        report:outcome(string.format("Upgraded %s from %s to %s in %.2f s. "
           .. "State: ConfigMap kube-system/uphook-%s.", run.addon, run.from,
           run.to, secs, run.addon))
       end
@@ -169,7 +169,7 @@ local function print_outcome(o, c, report, code, run)
     io.stderr:write(escape.lines(run.trace), "\n")   -- hook text in frames
   end
   if code == engine.FAILED then
-    report:info(string.format("Rolled back: %d change%s undone; %s is "
+    report:outcome(string.format("Rolled back: %d change%s undone; %s is "
       .. "unchanged.", #(run.restored or {}), #(run.restored or {}) == 1
       and "" or "s", run.addon))
   elseif code == engine.STUCK then
@@ -253,7 +253,8 @@ local function upgrade(o, c, report)
     timeout = o.timeout, memory_limit = o.memory_limit << 20,
     state_quota = o.state_quota,
     bases = { snap_data = o.snap_data, snap_common = o.snap_common },
-    confirm = require("uphook.cmd.confirm").new(o, report),
+    confirm = require("uphook.cmd.confirm").new(o, report, nil,
+      c.broker.interrupted),
     record_failures = true,
     clock_wall = c.sys.wall, pid = c.sys.pid() }
   print_outcome(o, c, report, code, run)
@@ -389,7 +390,7 @@ local function recover_undo(o, c, report, run, L, begin, body)
   rollback.remove(c.journal, c.fs, L.journal_path, body)
   release_lease(o, c, report, L, run.backend, true, run.hostname)
   local done, next_step, at = recovered_line(o, c, run, begin, #restored)
-  report:info(done)
+  report:outcome(done)
   report:info(next_step)
   report:event({ event = "result", code = engine.OK, addon = o.addon.name,
     undone = #restored, version = at })
@@ -398,11 +399,12 @@ end
 
 --- The user's yes to --accept-current: --yes, or a terminal's answer
 --- (lua/cmd/confirm.lua); an offline world has only --yes.
-local function accept_yes(o, report, begin, n)
+local function accept_yes(o, c, report, begin, n)
   local what = string.format("keep %s as it is now: the %d change%s of the "
     .. "interrupted upgrade %s -> %s stay, none is undone", o.addon.name, n,
     n == 1 and "" or "s", tostring(begin.from or "(none)"), tostring(begin.to))
-  local confirm = require("uphook.cmd.confirm").new(o, report)
+  local confirm = require("uphook.cmd.confirm").new(o, report, nil,
+    c.broker.interrupted)
   if confirm then return confirm({ what .. "." }, what) end
   if o.yes then report:info("yes (--yes) to " .. what); return true end
   return false, "no terminal to ask on: --yes allows it"
@@ -416,7 +418,7 @@ local function recover_accept(o, c, report, run, L, begin, body)
   for _, st in ipairs(steps) do
     report:info("kept as it is now: " .. st.what)
   end
-  local ok, why = accept_yes(o, report, begin, #steps)
+  local ok, why = accept_yes(o, c, report, begin, #steps)
   if not ok then
     report:error(string.format("not accepted: keeping %s as it is needs your "
       .. "yes (%s); nothing was changed", o.addon.name, why))

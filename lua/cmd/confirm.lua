@@ -18,8 +18,9 @@ local M = {}
 ---@param o table options from host/cli.c (command, offline, yes, in_tty, err_tty, tty)
 ---@param report table lua/cmd/report.lua
 ---@param input? file* where answers are read (default io.stdin)
+---@param interrupted? fun(): boolean did a signal come (c.broker's)
 ---@return nil|fun(lines: string[], what: string): boolean, string|nil
-function M.new(o, report, input)
+function M.new(o, report, input, interrupted)
   -- upgrade, and recover --accept-current (lua/cmd/cli.lua)
   if (o.command ~= "upgrade" and o.command ~= "recover") or o.offline then
     return nil
@@ -32,7 +33,9 @@ function M.new(o, report, input)
   return function(lines, what, kind)
     what = what or tostring(lines[1] or "this")
     local loss = kind == "data_loss"
-    local tty = o.in_tty and (o.err_tty or o.tty)
+    -- stdin a terminal is enough: the question goes to stderr (or stdout)
+    -- even when both are piped, as `2>&1 | tee log` shows it
+    local tty = o.in_tty
     if loss and not tty and o.allow_data_loss then
       report:info("yes (--allow-data-loss) to " .. what)
       report:event({ event = "confirm", what = what, answer = "yes",
@@ -53,17 +56,23 @@ function M.new(o, report, input)
         or "no terminal to ask on: --yes allows it"
     end
     report:clear_status()
-    local w = o.err_tty and io.stderr or io.stdout
+    local w = (o.err_tty or not o.tty) and io.stderr or io.stdout
     for _, l in ipairs(lines) do w:write(escape.text(l), "\n") end
     w:write("Go ahead? [y/N] ")
     w:flush()
-    local answer = input:read("l")
+    -- a ^C before the read would leave it blocked: look first (a ^C
+    -- during it ends it, EINTR: host/main.c installs no SA_RESTART)
+    local answer = not (interrupted and interrupted()) and input:read("l")
+      or nil
     if answer == nil then w:write("\n") end
     local yes = answer ~= nil and (answer:match("^%s*[yY]%s*$")
       or answer:match("^%s*[yY][eE][sS]%s*$")) ~= nil
     report:event({ event = "confirm", what = what,
       answer = yes and "yes" or "no", by = "terminal" })
     if yes then return true end
+    if answer == nil and interrupted and interrupted() then
+      return false, "interrupted"
+    end
     return false, answer == nil and "no answer (end of input)"
       or "the answer was no"
   end

@@ -170,6 +170,17 @@ function M:info(text)
   end
 end
 
+---The outcome line of a command ("Upgraded ...", "Rolled back: ..."):
+---an information line that -q prints too (docs/output.md).
+---@param text string
+function M:outcome(text)
+  if self.capture then return end
+  self:clear_status()
+  if not self:event({ event = "info", message = text }) then
+    self.write(stamp(self) .. escape.text(text) .. "\n")
+  end
+end
+
 ---An error line, on stderr.
 ---@param text string
 function M:error(text)

@@ -208,4 +208,17 @@ RC=0; (cd "$TMP/confrepo" && "$UPHOOK" test >"$OUT" 2>&1) || RC=$?
 expect "uphook test: a test file has no io or os" 1 "^0 passed, 2 failed$" \
   "x_test.lua:2: undeclared global 'io'" "x_test.lua:3: undeclared global 'os'"
 
+# the operator's list (docs/uphook.1): a missing --offline or --kubeconfig
+# file is a usage error; --output json version; "did you mean"
+run "$UPHOOK" --offline "$TMP/no-such.yaml" list
+expect "a missing --offline fixture: exit 2, naming it" 2 "--offline $TMP/no-such.yaml: No such file or directory"
+run "$UPHOOK" --kubeconfig "$TMP/no-such.conf" list
+expect "a missing --kubeconfig: exit 2, naming it" 2 "--kubeconfig $TMP/no-such.conf: No such file or directory"
+run "$UPHOOK" --output json version
+expect "--output json version: one result event with the version" 0 \
+  '^\{"event":"result","code":0,"command":"version","version":"[0-9.]+","lua":"5\.4"\}$'
+run "$UPHOOK" upgrad hello
+expect "a mistyped command: did you mean" 2 "unknown command 'upgrad'; did you mean 'upgrade'\?"
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" upgrade helo
+expect "a mistyped addon: did you mean" 2 "addon 'helo' not found; did you mean 'hello'\?"
 finish

@@ -94,5 +94,11 @@ make -s uninstall DESTDIR="$D" PREFIX=/opt/uh >"$OUT" 2>&1
 left=$(find "$D" -type f)
 [ -z "$left" ] && ok "make uninstall removes every installed file" \
   || { echo "$left" >"$OUT"; not_ok "make uninstall removes every installed file"; }
+D2="$TMP/destdir-root"
+make -s install BUILD="$BUILD" DESTDIR="$D2" PREFIX=/ >"$OUT" 2>&1
+grep -rl '//share\|//bin' "$D2" >>"$OUT" 2>&1
+[ -x "$D2/bin/uphook" ] && ! grep -rqs '//share' "$D2" \
+  && ok "make install PREFIX=/: /bin and /share, no //share in any file" \
+  || not_ok "make install PREFIX=/: /bin and /share, no //share in any file"
 
 finish

@@ -18,6 +18,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -62,8 +63,16 @@ def run_tty(argv, env, stdin="tty", stdout="tty", stderr="tty", answer=None,
             buf += d
         elif p.poll() is not None:
             break
-        if answer is not None and not sent and PROMPT in buf:
-            os.write(m, answer)
+        # the prompt on the terminal, or on a piped stderr (read without
+        # moving the file's offset, which the child shares)
+        shown = buf + (os.pread(files["err"].fileno(), 1 << 20, 0)
+                       if "err" in files else b"")
+        if answer is not None and not sent and PROMPT in shown:
+            if answer == "SIGINT":      # ^C: the process has no terminal
+                time.sleep(0.5)         # (once it reads: either way works)
+                os.kill(p.pid, signal.SIGINT)
+            else:
+                os.write(m, answer)
             sent = True
     try:
         p.wait(timeout=20)
@@ -246,6 +255,16 @@ rc, _, out, err = live("dl", "--allow-data-loss", "--output", "json",
 check("--output json: a confirm event says who answered",
       rc == 0 and b'"event":"confirm"' in out
       and b'"by":"--allow-data-loss"' in out, show(out, err))
+
+rc, _, out, err = live("dl", stdout="file", stderr="file", answer=b"y\n")
+check("stdin a terminal, stdout and stderr piped (2>&1 | tee): asked on "
+      "stderr, the yes taken", rc == 0 and PROMPT in err and not pvc()
+      and b"Upgraded dl" in out, show(out, err))
+
+rc, tty, _, _ = live("dl0", answer="SIGINT")
+check("^C at the prompt: the upgrade is interrupted, not 'end of input'",
+      rc in (1, 4) and pvc() and b"interrupted" in tty
+      and b"end of input" not in tty, show(tty))
 
 rc, tty, _, _ = live("dl", command="plan")
 check("plan never asks (and shows the data-loss delete)",
