@@ -73,7 +73,9 @@ local function row(o, c, backend, r, a, report)
   end
   if r.child then r.child:close(); r.child = nil end
   r.has_detect, r.perms = nil, nil
-  if r.installed and r.target then
+  if r.enabled == false then
+    r.upgradable = false      -- upgrade refuses an addon not enabled (exit 4)
+  elseif r.installed and r.target then
     local okc, cmp = pcall(semver.compare, r.installed, r.target)
     r.upgradable = okc and cmp < 0
       and semver.satisfies(r.installed, r.from_range) or false
@@ -173,6 +175,7 @@ function M.rows(o, c, report)
     if problem then
       if r.child then r.child:close(); r.child = nil end
       r.has_detect, r.perms, r.upgradable = nil, nil, false
+      r.unread = true         -- what list shows as ?
     else
       row(o, c, backend, r, a, report)
     end

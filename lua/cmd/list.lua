@@ -11,9 +11,9 @@ local M = {}
 ---@return integer exit code
 function M.main(o, c, report)
   local rows, _, problem = inventory.rows(o, c, report)
-  -- an unreachable cluster is exit 4; running out of the time limit is
-  -- said once, and the rows it left unread say so
-  local code = problem and not inventory.timed_out and 4 or 0
+  -- an unreachable cluster, or running out of the time limit (a partial
+  -- table), is exit 4 (docs/uphook.1); the rows left unread say `?`
+  local code = problem and 4 or 0
   if o.output == "json" then
     for _, r in ipairs(rows) do report:event(inventory.event(r)) end
     if problem then report:error(problem) end
@@ -25,10 +25,12 @@ function M.main(o, c, report)
   local fmt = "%-14s %-22s %-8s %-10s %-10s %s\n"
   io.stdout:write(string.format(fmt, "REPO", "ADDON", "ENABLED",
     "INSTALLED", "HOOK", "UPGRADE"))
-  local star, pending = false, {}
+  local star, pending, unknown = false, {}, false
   for _, r in ipairs(rows) do
     star = star or r.detected
-    local upgrade = r.upgradable and ("yes -> " .. esc(r.target)) or "no"
+    unknown = unknown or r.unread or r.enabled == nil
+    local upgrade = r.upgradable and ("yes -> " .. esc(r.target))
+      or r.unread and "?" or r.enabled == false and "no (not enabled)" or "no"
     if r.in_progress then
       upgrade = r.in_progress
     elseif r.pending_journal then
@@ -37,9 +39,14 @@ function M.main(o, c, report)
     end
     io.stdout:write(string.format(fmt, esc(r.repo), esc(r.name),
       r.enabled == nil and "?" or (r.enabled and "yes" or "no"),
-      r.installed and (esc(r.installed) .. (r.detected and "*" or "")) or "-",
+      r.installed and (esc(r.installed) .. (r.detected and "*" or ""))
+        or r.unread and "?" or "-",
       esc(r.target or (r.hook and "error" or "none")), upgrade))
     if r.error then io.stderr:write("  ", esc(r.error), "\n") end
+  end
+  if unknown then
+    io.stdout:write("(? = not known: the cluster could not be read for it, "
+      .. "or its enabled check is not one uphook knows)\n")
   end
   if star then
     io.stdout:write("(* installed version found by the hook's detect: no "

@@ -81,6 +81,10 @@ check("... said once on stderr, naming the server",
       and "whether addons are enabled and their installed versions are unknown" in err, err)
 check("... the rows still show what is known here (the hooks' targets)",
       all(n in out for n in NAMES) and "1.14.3" in out, out)
+rows_text = [l for l in out.splitlines() if l.split()[:2][-1:] and l.split()[1] in NAMES]
+check("... and ? (with its legend) where it does not know: UPGRADE never says no",
+      rows_text and all(l.split()[-1] == "?" for l in rows_text)
+      and "(? = not known" in out, out)
 rc, out, err = uphook("--kubeconfig", DEAD, "-v", "list", "--output", "json")
 evs = events(out)
 check("... with --output json: addon events, one error, one result (code 4) last",
@@ -114,8 +118,8 @@ KC = os.path.join(fake.dir, "kubeconfig")
 fake.call("POST", "faults", json.dumps({"action": "delay", "delay": 1.5,
                                          "path": "/configmaps/", "count": -1}))
 rc, out, err = uphook("--kubeconfig", KC, "--timeout", "2", "list")
-check("a slow API server and --timeout 2: list stops at the limit and names it",
-      rc == 0 and "list ran out of its time limit (2 s, --timeout)" in err, out + err)
+check("a slow API server and --timeout 2: list stops at the limit, names it, exit 4 (a partial table)",
+      rc == 4 and "list ran out of its time limit (2 s, --timeout)" in err, out + err)
 fake.call("DELETE", "faults")
 
 # ------------------------------------------------------------ the shape
@@ -130,6 +134,8 @@ check("each addon event has repo, name, enabled, upgradable, pending_journal",
 check("no addon enabled here: enabled false, nothing installed, no source",
       all(e["enabled"] is False and "installed" not in e and "source" not in e
           for e in rows.values()), out)
+check("... and none upgradable (upgrade refuses an addon not enabled)",
+      all(e["upgradable"] is False for e in rows.values()), out)
 
 # offline worlds: one with state (installed, source state), one detected,
 # one with a pending journal
