@@ -289,12 +289,28 @@ local function addon_events(rows)
   local out = {}
   for _, r in ipairs(rows) do
     local e = inventory.event(r)
-    if r.upgradable and r.enabled ~= false then
+    if r.pending_journal and not r.in_progress then
+      -- an interrupted upgrade: every upgrade refuses until recover
+      e.fix = string.format("uphook recover %s", r.name)
+      e.interrupted = true
+    elseif r.upgradable and r.enabled ~= false then
       e.fix = string.format("microk8s upgrade %s/%s", r.repo, r.name)
     end
     out[#out + 1] = e
   end
   return out
+end
+
+---How many findings need a fix: API versions, stale repositories, node
+---drift, and each interrupted upgrade (its journal blocks every upgrade).
+---@param found table
+---@return integer
+function M.problems(found)
+  local n = #found.apis + #found.stale + #found.drift + #(found.helm or {})
+  for _, e in ipairs(found.addons) do
+    if e.interrupted then n = n + 1 end
+  end
+  return n
 end
 
 --- Text ------------------------------------------------------------------
@@ -366,10 +382,12 @@ local function addon_lines(w, rows)
   w(fmt, "REPO", "ADDON", "ENABLED", "INSTALLED", "ADDONS.YAML", "HOOK",
     "UPGRADE")
   for _, r in ipairs(rows) do
+    -- the installed version as list shows it: detect's with a star
     w(fmt, r.repo, r.name, r.enabled == nil and "?" or (r.enabled and "yes"
-      or "no"), r.installed or "-", r.addons_yaml_version
-      or (r.target and "same" or "-"), r.target or (r.hook and "error"
-      or "none"), r.fix or "no")
+      or "no"), r.installed or (r.detected and (r.detected .. "*")) or "-",
+      r.addons_yaml_version or (r.target and "same" or "-"), r.target
+      or (r.hook and "error" or "none"), r.in_progress
+      or (r.interrupted and ("interrupted: " .. r.fix)) or r.fix or "no")
   end
 end
 
@@ -416,7 +434,7 @@ function M.text(found, snap)
     w("note: %s%s\n", n.addon and (n.repo .. "/" .. n.addon .. ": ") or "",
       n.message)
   end
-  local problems = #found.apis + #found.stale + #found.drift + #found.helm
+  local problems = M.problems(found)
   w(problems == 0 and "\nNothing that a refresh broke.\n"
     or string.format("\n%d problem%s to fix.\n", problems,
       problems == 1 and "" or "s"))
@@ -442,7 +460,7 @@ function M.main(o, c, report)
     notes), stale = stale, drift = M.drift(c, backend, cl, notes),
     addons = addon_events(rows), cluster = cl, notes = notes,
     helm = M.helm_pending(backend) }
-  local problems = #found.apis + #found.stale + #found.drift + #found.helm
+  local problems = M.problems(found)
   if o.output == "json" then
     for _, group in ipairs { found.apis, found.stale, found.drift,
                              found.helm, found.addons, found.notes } do

@@ -56,6 +56,9 @@ json_lines "recover --dry-run --output json: JSON events, one result" "$OUT" 0
 expect "the JSON plan of recover has its steps" 0 '"event":"recover_plan"' \
   '"action":"restore".*"what":"ServiceAccount kube-system/coredns"'
 
+run U doctor
+expect "doctor counts the interrupted upgrade as a problem and names recover (exit 1)" 1 \
+  "dns .*1\.8\.0\* .*interrupted: uphook recover dns" "1 problem to fix"
 # someone changes an object uphook applied: --dry-run says it is left alone
 python3 - "$W/offline/cluster.yaml" <<'PY'
 import sys, yaml
