@@ -121,9 +121,11 @@
 
 ---@class uphook.WriteOpts
 ---@field mode? string octal permission string such as `"0600"` (default: an existing file's own mode, `"0644"` for a new one; an existing file keeps its owner and group either way). Never world-writable, and group-writable only when the file's group is the snap's (`microk8s`, `snap_microk8s`); the plan shows the mode
+---@field nodes? "this" an `args:` file on a cluster of several nodes: change this node's copy only (otherwise refused there; the plan warns that every node needs its own run)
 
 ---@class uphook.InstallOpts
 ---@field mode? string octal permission string (default: an existing file's own mode, `"0644"` for a new one; `"0755"` for binaries). The same rules as `config.write`'s
+---@field nodes? "this" an `args:` file on a cluster of several nodes: change this node's copy only (otherwise refused there; the plan warns that every node needs its own run)
 
 ---Which nodes a node-setting change goes to.
 ---@class uphook.SetArgsOpts
@@ -461,8 +463,9 @@ function config.write(path, content, opts) end
 
 ---✎ Remove a file. Journaled.
 ---@param path string `root:relative`
+---@param opts? {nodes?: "this"} as `uphook.WriteOpts`'s `nodes`
 ---@return boolean removed false when it was already absent
-function config.remove(path) end
+function config.remove(path, opts) end
 
 ---✎ Put a downloaded file in place atomically. Journaled: the previous
 ---file is backed up for the rollback.

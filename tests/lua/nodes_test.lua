@@ -156,7 +156,9 @@ t.case("config.write and config.remove of args: are refused on several "
     t.eq(r.code, 4, a)
     t.match(r.error, "config%." .. a .. "%(args:kube[%w%-]+%) is refused on a "
       .. "cluster of 3 nodes: it would change this node only; use "
-      .. "config%.set_args, which changes every node")
+      .. "config%.set_args, which changes every node's flags %(the cluster "
+      .. "agent cannot write a file%), or, for a file that is not flags, pass "
+      .. "{nodes = \"this\"} and run the upgrade on every node")
     t.eq(e:file("args:kubelet"), before)
   end
   -- on one node it is allowed, as before
@@ -354,3 +356,20 @@ t.case("the consent question on several nodes says a rollback restores an "
     .. "uphook cannot read there is assumed to be this node's %(the plan marks "
     .. "it \"assumed\"%), and a rollback restores that assumed value%.")
 end)
+
+t.case("config.write and config.remove of args: with nodes = \"this\": this "
+  .. "node's file only, and the plan warns that each node needs its own run",
+  function()
+    local e = env()
+    local b = e:file("args:kubelet", "node-b")
+    local r = e:upgrade { "--action=writethis" }
+    t.eq(r.code, 0, r.error)
+    t.eq(e:file("args:kubelet"), "--cluster-domain=x\n")
+    t.eq(e:file("args:kube-apiserver"), nil)
+    t.eq(e:file("args:kubelet", "node-b"), b, "node-b is not changed")
+    logged(r, "^config%.write%(args:kubelet%) changes this node only %(nodes = "
+      .. "\"this\"%): each of the other 2 nodes needs its own run of this upgrade$")
+    local p = env():plan { "--action=writethis" }
+    local text = require("uphook.engine.plantext").render(p.plan)
+    t.match(text, "each of the other 2 nodes needs its own run")
+  end)

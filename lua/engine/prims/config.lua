@@ -29,28 +29,30 @@ end
 ---@param run uphook.Run
 ---@param path string root:relative
 ---@param content string
----@param opts table|nil {mode=}
+---@param opts table|nil {mode=, nodes="this"}
 function H.config_write(run, path, content, opts)
   local root, dir, rel = split_path(run, path, 1, "write")
   checktype(content, "string", 2, "write")
-  opts = checkopts(opts, { mode = true }, 3, "write")
+  opts = checkopts(opts, { mode = true, nodes = true }, 3, "write")
   if opts.mode ~= nil and (type(opts.mode) ~= "string"
      or not opts.mode:match("^0?[0-7][0-7][0-7]$")) then
     argerr(3, "write", "mode must be an octal string like \"0644\"")
   end
   need_write(run, root, rel, "config.write")
-  refuse_args_write(run, root, rel, "config.write")
+  refuse_args_write(run, root, rel, "config.write", opts.nodes, 3)
   change_file(run, root, dir, rel, content, opts.mode, "config.write")
 end
 
 ---config.remove.
 ---@param run uphook.Run
 ---@param path string root:relative
+---@param opts table|nil {nodes="this"}
 ---@return boolean removed false when absent
-function H.config_remove(run, path)
+function H.config_remove(run, path, opts)
   local root, dir, rel = split_path(run, path, 1, "remove")
+  opts = checkopts(opts, { nodes = true }, 2, "remove")
   need_write(run, root, rel, "config.remove")
-  refuse_args_write(run, root, rel, "config.remove")
+  refuse_args_write(run, root, rel, "config.remove", opts.nodes, 2)
   if fs_ok(path, run.c.fs.read(dir, rel)) == nil then return false end
   change_file(run, root, dir, rel, nil, nil, "config.remove")
   return true

@@ -69,15 +69,37 @@ end
 
 --- On a cluster of several nodes an args: file is changed on every node
 --- with config.set_args; a write of this node's copy alone would make the
---- nodes disagree.
-local function refuse_args_write(run, root, rel, fname)
+--- nodes disagree, and MicroK8s's cluster agent cannot write a file. So
+--- a write of a file under args: is refused there unless the hook says
+--- `nodes = "this"`; the plan then warns that every node needs its own
+--- run (docs/guide.md §6 "Several nodes").
+local warned = setmetatable({}, { __mode = "k" })  -- said once per run
+---@param where string|nil opts.nodes: nil or "this"
+local function refuse_args_write(run, root, rel, fname, where, n)
+  if where ~= nil and where ~= "this" then
+    argerr(n or 3, fname:match("%.(%w+)$"), "nodes must be \"this\", got "
+      .. tostring(where))
+  end
   if root ~= "args" or fname == "config.set_args" then return end
   local others = nodes.others(run)
-  if #others > 0 then
-    error(string.format("%s(args:%s) is refused on a cluster of %d nodes: "
-      .. "it would change this node only; use config.set_args, which "
-      .. "changes every node", fname, rel, #others + 1), 0)
+  if #others == 0 then return end
+  if where == "this" then
+    local msg = string.format("%s(args:%s) changes this node only "
+      .. "(nodes = \"this\"): each of the other %d nodes needs its own run "
+      .. "of this upgrade", fname, rel, #others)
+    warned[run] = warned[run] or {}
+    if not warned[run][msg] then
+      warned[run][msg] = true
+      run.report:log("warn", msg)
+      plan.log(run, "warn", msg)
+    end
+    return
   end
+  error(string.format("%s(args:%s) is refused on a cluster of %d nodes: "
+    .. "it would change this node only; use config.set_args, which "
+    .. "changes every node's flags (the cluster agent cannot write a file), "
+    .. "or, for a file that is not flags, pass {nodes = \"this\"} and run "
+    .. "the upgrade on every node", fname, rel, #others + 1), 0)
 end
 
 --- This node's name when the cluster has other nodes: the plan says

@@ -186,13 +186,13 @@ function H.config_install(run, downloaded, path, opts)
     argerr(1, "install", "a path returned by net.download expected")
   end
   local root, dir, rel = split_path(run, path, 2, "install")
-  opts = checkopts(opts, { mode = true }, 3, "install")
+  opts = checkopts(opts, { mode = true, nodes = true }, 3, "install")
   if opts.mode ~= nil and (type(opts.mode) ~= "string"
      or not opts.mode:match("^0?[0-7][0-7][0-7]$")) then
     argerr(3, "install", "mode must be an octal string like \"0755\"")
   end
   need_write(run, root, rel, "config.install")
-  refuse_args_write(run, root, rel, "config.install")
+  refuse_args_write(run, root, rel, "config.install", opts.nodes, 3)
   local where = root .. ":" .. rel
   local st = run.c.fs.stat(dir, rel)
   local mode = file_mode(where, st, opts.mode, "config.install")

@@ -38,6 +38,9 @@ return {
       service.restart("kubelite", { nodes = list })
     elseif p.action == "write" then
       config.write("args:kubelet", "--cluster-domain=x\n")
+    elseif p.action == "writethis" then   -- this node's copy, knowingly
+      config.write("args:kubelet", "--cluster-domain=x\n", { nodes = "this" })
+      config.remove("args:kube-apiserver", { nodes = "this" })
     elseif p.action == "remove" then
       config.remove("args:kube-apiserver")
     elseif p.action == "bin" then
