@@ -57,6 +57,10 @@ end
 function M:event(t)
   if t.event == "result" then self.result_sent = true end
   if self.format == "json" then
+    -- every event says when (docs/output.md): UTC, RFC 3339
+    if self.clock and t.timestamp == nil then
+      t.timestamp = timefmt.format(self.clock())
+    end
     local line = self.json.encode(t)
     self.write(line .. "\n")
     if self.event_log then self.event_log(line) end

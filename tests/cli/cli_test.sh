@@ -221,4 +221,7 @@ run "$UPHOOK" upgrad hello
 expect "a mistyped command: did you mean" 2 "unknown command 'upgrad'; did you mean 'upgrade'\?"
 run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" upgrade helo
 expect "a mistyped addon: did you mean" 2 "addon 'helo' not found; did you mean 'hello'\?"
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --output json list
+expect "JSON events carry a timestamp (UTC, RFC 3339)" 0 \
+  '"event":"addon".*"timestamp":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"'
 finish
