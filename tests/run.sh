@@ -84,7 +84,11 @@ done
 # the Helm of `make helm` renders what helm.* renders in the hooks' tests
 # and the engine's (tests/lua/helm_test.lua says it skips them, and why,
 # when there is none)
-HELM_PATH="$(cd "$BUILD" && pwd)/helm/v3:$PATH"
+# $BUILD's Helm, else build/'s: a sanitizer build's tree (build/asan) has
+# none of its own, and `make helm` fetches into build/helm
+helm_dir=$(cd "$BUILD" && pwd)/helm/v3
+[ -x "$helm_dir/helm" ] || helm_dir=$(pwd)/build/helm/v3
+HELM_PATH="$helm_dir:$PATH"
 [ -n "$lua_paths" ] && run_suite "uphook test$lua_paths" \
   env PATH="$HELM_PATH" "$UPHOOK" test $lua_paths
 run_suite "uphook test tests/lua (unconfined)" \
