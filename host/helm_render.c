@@ -561,7 +561,7 @@ static void read_conf(lua_State *L, struct render *r)
   lua_pop(L, 5);
 }
 
-int uh_helm_render(lua_State *L)
+int helm_render(lua_State *L)
 {
   struct render r;
   struct stat st;
