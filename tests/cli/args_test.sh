@@ -139,7 +139,8 @@ run "$UPHOOK" --addons "$R" upgrade
 expect "upgrade without an addon: exit 2" 2 "upgrade needs <addon>"
 # --addons given this repository's hooks folder (no addons.yaml): each
 # <addon>/upgrade.lua is an addon
-run "$UPHOOK" --addons hooks --offline hooks/dns/fixtures/cluster-1.8.0.yaml list
+# (a generous --timeout: nine hooks load under valgrind too, tests/valgrind)
+run "$UPHOOK" --addons hooks --offline hooks/dns/fixtures/cluster-1.8.0.yaml list --timeout 120
 expect "--addons hooks: list shows the real hooks" 0 "^hooks +dns +\? +1\.8\.0\* +1\.14\.3 +yes" \
   "^hooks +hostpath-storage " "^hooks +metallb "
 run "$UPHOOK" --addons hooks --offline hooks/dns/fixtures/cluster-1.8.0.yaml plan dns
