@@ -121,6 +121,11 @@ static void child_limits(const struct render *r, int rep)
                 none = { 0, 0 }, fsize = { MAX_COPY, MAX_COPY },
                 nofile = { 256, 256 }, nproc = { 256, 256 },
                 cpu = { (rlim_t)r->timeout + 5, (rlim_t)r->timeout + 5 };
+#ifdef UH_VALGRIND
+  /* valgrind refuses to change the NOFILE hard limit (host/confine.c) */
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0)
+    nofile.rlim_cur = 256;
+#endif
   if (setrlimit(RLIMIT_DATA, &data) || setrlimit(RLIMIT_CORE, &none)
       || setrlimit(RLIMIT_FSIZE, &fsize) || setrlimit(RLIMIT_NOFILE, &nofile)
       || setrlimit(RLIMIT_CPU, &cpu)
@@ -378,33 +383,53 @@ static int drain(int fd, int is_err, struct pump *p)
   return 1;
 }
 
+/* Whether Helm itself has exited, its status left to waitpid: the
+ * pidfd's event, or, where there is no pidfd (kernels before 5.3,
+ * valgrind), a look with WNOWAIT. */
+static int helm_exited(pid_t pid, const struct pollfd *pidfd)
+{
+  siginfo_t si;
+  if (pidfd->fd >= 0)
+    return pidfd->revents != 0;
+  si.si_pid = 0;
+  return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0
+         && si.si_pid == pid;
+}
+
 /* Read Helm's output until it exits and both pipes end, the timeout or
  * max_output passes, or the broker is interrupted.  Once Helm itself
- * has exited, what is left of its process group is killed. */
+ * has exited, what is left of its process group is killed.  Without a
+ * pidfd the wait is cut into slices of 0.1 s to look for that exit. */
 static int pump(const struct render *r, pid_t pid, int pidfd, int out,
                 int err, struct pump *p)
 {
   struct pollfd fds[3] = { { out, POLLIN, 0 }, { err, POLLIN, 0 },
                            { pidfd, POLLIN, 0 } };
   struct uh_wait w;
-  int why = DONE, i;
-  uh_wait_begin(&w, uh_monotonic() + r->timeout,
-                (volatile int *)&uh_interrupted);
-  while (why == DONE && (fds[0].fd >= 0 || fds[1].fd >= 0
-                         || fds[2].fd >= 0)) {
-    int rc = uh_wait_poll(&w, fds, 3);
-    if (rc <= 0) {
+  double end = uh_monotonic() + r->timeout;
+  int why = DONE, i, watch = 1;
+  uh_wait_begin(&w, end, (volatile int *)&uh_interrupted);
+  while (why == DONE && (fds[0].fd >= 0 || fds[1].fd >= 0 || watch)) {
+    int rc;
+    if (pidfd < 0 && watch && uh_monotonic() + 0.1 < end)
+      w.deadline = uh_monotonic() + 0.1;
+    rc = uh_wait_poll(&w, fds, 3);
+    if (rc == UH_WAIT_TIMEOUT && w.deadline < end)
+      rc = 0;
+    else if (rc <= 0) {
       why = rc == UH_WAIT_TIMEOUT ? TIMEOUT : rc == UH_WAIT_INTR ? INTR
             : FAILED;
       p->step = "poll";
       p->e = errno;
       break;
     }
-    if (fds[2].revents) {
+    if (watch && helm_exited(pid, &fds[2])) {
+      watch = 0;
       fds[2].fd = -1;
+      w.deadline = end;
       kill(-pid, SIGKILL);
     }
-    for (i = 0; i < 2; i++)
+    for (i = 0; rc > 0 && i < 2; i++)
       if (fds[i].revents && !drain(fds[i].fd, i, p))
         fds[i].fd = -1;
     if (p->total > p->max)
@@ -509,7 +534,8 @@ static int run(lua_State *L, struct render *r)
   p.e = errno;
   if (pid > 0) {
     setpgid(pid, pid);   /* the child does too: either comes first */
-    if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0)
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd >= 0 || errno == ENOSYS)
       why = pump(r, pid, pidfd, out[0], err[0], &p);
     else
       p.e = errno;
