@@ -181,7 +181,13 @@
 ---are hook code: they run in the hook's confined child, never in uphook.
 ---A parameter may not take the name of one of uphook's long options
 ---(`timeout`, `yes`, `dry-run`...: exit 4 on load).
+---A flag (`type = "flag"`) takes no value after it, as enable's
+---`--skip-kubebench-installation` does: `--name` (or `-s`) sets "true",
+---`--name=false` sets "false", and any other value is exit 2; it is
+---"false" when not given unless its `default` is "true", and is saved
+---like any other parameter. (Since 0.2.0.)
 ---@class uphook.Param
+---@field type? "string"|"flag" "string" (the default) or "flag", a boolean switch whose value is "true" or "false"; a flag takes no `choices` or `pattern`
 ---@field default? string the value when neither saved state nor the command line gives one
 ---@field choices? string[] the only values accepted (others: exit 2)
 ---@field short? string one letter or digit: `short = "r"` makes `-r Retain` and `-rRetain` work, as enable's getopt does

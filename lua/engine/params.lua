@@ -3,7 +3,8 @@
 --- after the addon name, validation, merging and the addon's --help.
 ---
 --- The command line after the addon is the hook's: `--name=value`,
---- `--name value`, `-s value`, `-svalue` for the params it declares,
+--- `--name value`, `-s value`, `-svalue` for the params it declares
+--- (`--name`, `--name=true`, `--name=false` and `-s` for a flag),
 --- positional arguments up to what it declares in `positional`, and a
 --- `--` after which everything is positional. Anything else is a usage
 --- error (exit 2), found before anything happens.
@@ -14,10 +15,11 @@ local M = {}
 
 local NAME = "^[%w][%w_.%-]*$"
 local SPEC_FIELDS = { default = "string", choices = "table", short = "string",
-  description = "string", pattern = "string" }
+  description = "string", pattern = "string", type = "string" }
+local FLAG_VALUES = { ["true"] = true, ["false"] = true }
 
 ---@class uphook.ParamsDecl
----@field params table<string, table> name -> spec (default, choices, short, description, pattern, has_check)
+---@field params table<string, table> name -> spec (type, default, choices, short, description, pattern, has_check)
 ---@field shorts table<string, string> short letter -> name
 ---@field positional {name:string, description:string|nil, rest:boolean}[]
 ---@field unknown string[] "params.x.field" entries that are not spec fields
@@ -84,11 +86,38 @@ function M.declare(data, bad, reserved)
       bad(string.format("params.%s.pattern is not a Lua pattern: %q", k,
         out.pattern))
     end
+    M.declare_type(k, out, bad)
     d.params[k] = out
   end
   M.declare_positional(data.positional, bad, d)
   table.sort(d.unknown)
   return d
+end
+
+--- A param's `type`: "string" (the default) or "flag", a boolean switch
+--- whose value is "true" or "false" (docs/reference.md `uphook.Param`):
+--- no choices or pattern of its own, and "false" when not given unless
+--- its default says "true".
+---@param k string the param's name, in messages
+---@param spec table the declared spec, completed in place
+---@param bad fun(msg: string) raises
+function M.declare_type(k, spec, bad)
+  local ty = spec.type or "string"
+  if ty ~= "string" and ty ~= "flag" then
+    bad(string.format('params.%s.type must be "string" or "flag", got %q',
+      k, ty))
+  end
+  spec.type = ty
+  if ty ~= "flag" then return end
+  if spec.choices or spec.pattern then
+    bad(string.format("params.%s: a flag takes no %s (its values are true "
+      .. "and false)", k, spec.choices and "choices" or "pattern"))
+  end
+  if spec.default ~= nil and not FLAG_VALUES[spec.default] then
+    bad(string.format('params.%s.default: a flag\'s default is "true" or '
+      .. '"false", got %q', k, spec.default))
+  end
+  spec.default = spec.default or "false"
 end
 
 --- `positional = { "nameservers", {name = "dnsip", description = ...} }`;
@@ -159,6 +188,13 @@ function M.parse(argv, d, addon, usage)
     i = i + 1
     return argv[i]
   end
+  -- a flag: bare is "true"; a value only as =true or =false
+  local function flag_of(opt, name, inline)
+    if inline == nil then return "true" end
+    if FLAG_VALUES[inline] then return inline end
+    usage(string.format("%s is a flag: give %s alone, or --%s=true or "
+      .. "--%s=false; got %q", opt, opt, name, name, argv[i]))
+  end
   while i <= #argv do
     local a = argv[i]
     if only or a == "-" or a:sub(1, 1) ~= "-" then
@@ -167,12 +203,16 @@ function M.parse(argv, d, addon, usage)
     elseif a:sub(1, 2) == "--" then
       local name, eq = a:match("^%-%-([^=]+)(=?)")
       if not name or not d.params[name] then unknown(a) end
-      given[name] = eq == "=" and a:sub(#name + 4)
-        or value_of("--" .. name)
+      local inline = eq == "=" and a:sub(#name + 4) or nil
+      if d.params[name].type == "flag" then
+        given[name] = flag_of("--" .. name, name, inline)
+      else given[name] = inline or value_of("--" .. name) end
     else
       local name = d.shorts[a:sub(2, 2)]
       if not name then unknown(a:sub(1, 2)) end
-      given[name] = value_of(a:sub(1, 2), a:sub(3))
+      if d.params[name].type == "flag" then
+        given[name] = flag_of(a:sub(1, 2), name, #a > 2 and a:sub(3) or nil)
+      else given[name] = value_of(a:sub(1, 2), a:sub(3)) end
     end
     i = i + 1
   end
@@ -197,6 +237,9 @@ end
 ---@return string|nil problem
 function M.choice_problem(spec, value)
   if type(value) ~= "string" then return "must be a string" end
+  if spec.type == "flag" and not FLAG_VALUES[value] then
+    return "is a flag: it must be true or false"
+  end
   if not spec.choices then return nil end
   for _, c in ipairs(spec.choices) do if c == value then return nil end end
   return "must be one of " .. table.concat(spec.choices, ", ")
@@ -230,9 +273,11 @@ end
 --- The addon's --help ------------------------------------------------------
 
 local function param_line(name, spec)
+  local flag = spec.type == "flag"
   local head = (spec.short and ("-" .. spec.short .. ", ") or "    ")
-    .. "--" .. name .. " VALUE"
+    .. "--" .. name .. (flag and "" or " VALUE")
   local notes = {}
+  if flag then notes[#notes + 1] = "a flag: --" .. name .. "=false unsets it" end
   if spec.default then notes[#notes + 1] = "default " .. spec.default end
   if spec.choices then
     notes[#notes + 1] = "one of " .. table.concat(spec.choices, ", ")

@@ -5,9 +5,10 @@
 . tests/cli/lib.sh
 
 R="$TMP/core"
-make_repo "$R" hello opts legacy nohook
+make_repo "$R" hello opts flag legacy nohook
 cp tests/lua/addons/hello/upgrade.lua "$R/addons/hello/"
 cp tests/lua/addons/opts/upgrade.lua "$R/addons/opts/"
+cp tests/lua/addons/flag/upgrade.lua "$R/addons/flag/"
 printf '#!/bin/sh\necho "legacy upgrade called with: $*"\n' > "$R/addons/legacy/upgrade"
 chmod +x "$R/addons/legacy/upgrade"
 printf 'apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n' > "$TMP/cluster.yaml"
@@ -54,6 +55,24 @@ run U upgrade opts --name bad
 expect "a value the hook's check refuses: exit 2" 2 "--name is reserved"
 run U upgrade hello --reset-params=yes
 expect "a flag given a value: exit 2" 2 "--reset-params takes no value"
+
+# ---- boolean flags (type = "flag"): bare as enable takes them, =true/=false
+run U upgrade flag --skip-kubebench-installation
+expect "a bare flag (enable's --skip-kubebench-installation): exit 0" 0 "Upgraded flag"
+world_has "the bare flag is true" 'skip: "true"'
+world_has "... and saved like any parameter" 'skip-kubebench-installation: "true"'
+run U upgrade flag --verify=false -v
+expect "--flag=false then -v: exit 0" 0 "Upgraded flag"
+world_has "the last of --verify=false and -v wins" 'verify: "true"'
+run U upgrade flag --skip-kubebench-installation=yes
+expect "a flag given yes: exit 2 naming the flag and its forms" 2 \
+  '--skip-kubebench-installation is a flag: give --skip-kubebench-installation alone, or --skip-kubebench-installation=true or --skip-kubebench-installation=false; got "--skip-kubebench-installation=yes"'
+untouched "a flag given yes: nothing happened"
+run U upgrade flag --help
+expect "--help shows a flag without VALUE" 0 \
+  "^      --skip-kubebench-installation +do not install kube-bench \(a flag: --skip-kubebench-installation=false unsets it; default false\)$" \
+  "^  -v, --verify +check the result \(a flag: --verify=false unsets it; default true\)$" \
+  "^      --level VALUE"
 
 # ---- MicroK8s's colon form (canonical/microk8s scripts/wrappers/common/utils.py)
 run U upgrade opts:a:b

@@ -76,6 +76,18 @@ grep -qx 'hello' "$OUT" && ok "completion: addons of an --addons=DIR repository"
 complete_words uphook --addons hooks plan d > "$OUT"
 grep -qx 'dns' "$OUT" && ok "completion: addons of a folder of hooks (--addons hooks, no addons.yaml)" \
   || not_ok "completion: addons of a folder of hooks (--addons hooks, no addons.yaml)"
+make_repo "$TMP/repos/two" flag
+cp tests/lua/addons/flag/upgrade.lua "$TMP/repos/two/addons/flag/"
+( cd "$TMP" && PATH=$(dirname "$UPHOOK"):$PATH \
+  complete_words uphook --addons repos/two upgrade flag --s ) > "$OUT"
+grep -qx -- '--skip-kubebench-installation' "$OUT" \
+  && ok "completion: a hook's flag after its addon (upgrade flag --s)" \
+  || not_ok "completion: a hook's flag after its addon (upgrade flag --s)"
+( cd "$TMP" && PATH=$(dirname "$UPHOOK"):$PATH \
+  complete_words uphook --addons=repos/two plan flag --l ) > "$OUT"
+grep -qx -- '--level' "$OUT" && ! grep -q -- '--lock-wait' "$OUT" \
+  && ok "completion: a hook's valued parameter (plan flag --l)" \
+  || not_ok "completion: a hook's valued parameter (plan flag --l)"
 
 # make install / uninstall under a PREFIX
 D=$TMP/dest

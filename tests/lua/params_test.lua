@@ -172,3 +172,105 @@ t.case("uphook's own long options in the harness: --reset-params", function()
   t.eq(cm(e).size, "20Gi")
   t.eq(cm(e).args, "")
 end)
+
+-- Boolean flags (`type = "flag"`, docs/reference.md `uphook.Param`)
+
+local function fenv(extra)
+  extra = extra or {}
+  extra.addon = "addons/flag"
+  return env(extra)
+end
+local function fcm(e) return e:get("ConfigMap", "flag", "default").data end
+
+t.case("a bare flag is true; not given, it is false (or its default)", function()
+  local e = fenv()
+  local r = e:upgrade { "--skip-kubebench-installation" }
+  t.eq(r.code, 0, r.error)
+  t.eq(fcm(e).skip, "true")
+  t.eq(fcm(e).verify, "true")
+  t.eq(e:state().params["skip-kubebench-installation"], "true")
+  e = fenv()
+  t.eq(e:upgrade({}).code, 0)
+  t.eq(fcm(e).skip, "false")
+end)
+
+t.case("a flag takes no value after it: the next word is positional", function()
+  local r = fenv():upgrade { "--skip-kubebench-installation", "1" }
+  t.eq(r.code, 2)
+  t.match(r.error, 'flag takes no positional arguments, got "1"')
+end)
+
+t.case("--flag=false and --flag=true; -v as the short form", function()
+  local e = fenv()
+  t.eq(e:upgrade({ "--verify=false", "--skip-kubebench-installation=true",
+    "--level", "2" }).code, 0)
+  t.eq(fcm(e).verify, "false")
+  t.eq(fcm(e).skip, "true")
+  t.eq(fcm(e).level, "2")
+  e = fenv { state = { version = "1.0.0", params = { verify = "false" } } }
+  t.eq(e:upgrade({ "-v" }).code, 0)
+  t.eq(fcm(e).verify, "true")
+end)
+
+t.case("a flag is saved: the next run keeps it until --flag=false", function()
+  local e = fenv()
+  t.eq(e:upgrade({ "--skip-kubebench-installation" }).code, 0)
+  local r = e:upgrade {}
+  t.eq(r.run.noop, true)
+  r = e:upgrade { "--skip-kubebench-installation=false" }
+  t.eq(r.code, 0, r.error)
+  t.eq(r.run.reconfigure, "skip-kubebench-installation true -> false")
+  t.eq(fcm(e).skip, "false")
+end)
+
+t.case("a value other than true or false given to a flag: exit 2", function()
+  for _, a in ipairs { "--verify=yes", "--verify=", "-vx" } do
+    local e = fenv()
+    local before = e:snapshot()
+    local r = e:upgrade { a }
+    t.eq(r.code, 2, a)
+    t.match(r.error, "is a flag: give %-+%a* alone, or %-%-verify=true or "
+      .. '%-%-verify=false; got "' .. a:gsub("%-", "%%-") .. '"')
+    t.eq(e:snapshot(), before)
+  end
+end)
+
+t.case("a saved flag that is not true or false stops the run: exit 4", function()
+  local r = fenv({ state = { version = "1.0.0",
+    params = { verify = "maybe" } } }):upgrade {}
+  t.eq(r.code, 4)
+  t.match(r.error, 'parameter verify="maybe" is a flag: it must be true or false')
+end)
+
+t.case("a flag's declaration: its type, default, choices and pattern", function()
+  local params = require "uphook.engine.params"
+  local function declare(spec)
+    local ok, err = pcall(params.declare, { params = { x = spec } },
+      function(m) error(m, 0) end)
+    return ok and err or nil, not ok and err or nil
+  end
+  local d = declare { type = "flag" }
+  t.eq(d.params.x.default, "false")
+  t.eq(d.params.x.type, "flag")
+  t.eq(declare({}).params.x.type, "string")
+  t.eq(select(2, declare { type = "bool" }),
+    'params.x.type must be "string" or "flag", got "bool"')
+  t.eq(select(2, declare { type = "flag", default = "yes" }),
+    'params.x.default: a flag\'s default is "true" or "false", got "yes"')
+  t.eq(select(2, declare { type = "flag", choices = { "a" } }),
+    "params.x: a flag takes no choices (its values are true and false)")
+  t.eq(select(2, declare { type = "flag", pattern = "%d" }),
+    "params.x: a flag takes no pattern (its values are true and false)")
+end)
+
+t.case("--help shows a flag without VALUE, with its default", function()
+  local params = require "uphook.engine.params"
+  local d = params.declare({ params = {
+    skip = { type = "flag", description = "skip it" },
+    size = { default = "1" } } }, error)
+  local text = params.help({ decl = d, from = ">=1", version = "2.0.0",
+    permissions = {} }, "a", "upgrade")
+  t.match(text, "\n      %-%-skip +skip it %(a flag: %-%-skip=false unsets it; "
+    .. "default false%)\n")
+  t.match(text, "\n      %-%-size VALUE +%(default 1%)\n")
+end)
