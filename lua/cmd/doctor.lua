@@ -1,9 +1,13 @@
 --- uphook.cmd.doctor: what a snap refresh broke, and what fixes it
 --- (`uphook doctor`, docs/microk8s.md "After a snap refresh").
 ---
---- 1. APIs gone: the apiVersion/kind of every object in an addon's YAML
+--- 1. APIs gone: the apiVersion/kind of the objects in an addon's YAML
 ---    files that the cluster does not serve (discovery), or that the next
----    Kubernetes minor removes (lua/engine/deprecations.lua).
+---    Kubernetes minor removes (lua/engine/deprecations.lua); one finding
+---    per file and kind. Only Kubernetes' own API groups are checked
+---    (kinds.BUILTIN_GROUPS): a custom resource is served once the CRD
+---    that an addon's enable installs is there, and a configuration file
+---    of kube-apiserver is no served API.
 --- 2. Stale clones: an addon repository in $SNAP_COMMON/addons older than
 ---    the snap's own copy in $SNAP/addons (a refresh replaces the copy,
 ---    not the clone: MicroK8s issues #4191, #4088).
@@ -15,6 +19,7 @@ local escape = require "uphook.core.escape"
 local deprecations = require "uphook.engine.deprecations"
 local hookload = require "uphook.engine.hookload"
 local inventory = require "uphook.cmd.inventory"
+local kinds = require "uphook.core.kinds"
 local addonscan = require "uphook.engine.addonscan"
 local record = require "uphook.engine.helm.record"
 local semver = require "uphook.core.semver"
@@ -31,6 +36,9 @@ M.PER_NODE = { address = true, providerID = true, hostnameOverride = true,
 local function api_problem(backend, use, provided, next_minor, cache)
   local key = use.apiVersion .. "/" .. use.kind
   if provided[key] then return nil end   -- the addon's own CRD serves it
+  if not kinds.BUILTIN_GROUPS[kinds.split_api_version(use.apiVersion)] then
+    return nil
+  end
   if cache[key] == nil then   -- nil: unknown; an API error stops the run
     cache[key] = backend:namespaced(use.apiVersion, use.kind) ~= nil
   end
@@ -77,25 +85,37 @@ local function api_fix(c, ctx, a, row, use)
   if #steps > 0 then return table.concat(steps, ", then "), hook end
 end
 
----Every use of an API that is gone or going, per addon of the clones.
+-- One finding for a use of a gone API: the first object of its file and
+-- kind (`same` maps file and kind to the finding, which counts them).
+local function api_event(c, ctx, a, row, dir, u, p)
+  local fix, hook = api_fix(c, ctx, a, row, u)
+  return { event = "api", repo = a.repo, addon = a.name,
+    file = u.file, path = dir .. "/" .. u.file,
+    apiVersion = u.apiVersion, kind = u.kind, problem = p.problem,
+    removed_in = p.removal and p.removal.removed,
+    use = p.removal and p.removal.use, template = u.template,
+    enabled = row and row.enabled, fix = fix, hook_version = hook,
+    objects = 1 }
+end
+
+---Every use of an API that is gone or going, per addon of the clones:
+---one event per file and apiVersion/kind, with the count of its objects.
 ---@param ctx {bundled_dirs: table, bundled_hook: table, scanned: table}
----@return table[] uses one event per use found
+---@return table[] uses
 function M.apis(c, addons, rows, backend, cluster, ctx, notes)
   local out, cache = {}, {}
   for i, a in ipairs(addons) do
     local dir = c.sys.realpath(a.dir) or a.dir
     local uses, provided, unread = addonscan.scan(c, dir)
+    local same = {}
     for _, u in ipairs(uses) do
       local p = api_problem(backend, u, provided, cluster.next_minor, cache)
-      if p then
-        local fix, hook = api_fix(c, ctx, a, rows[i], u)
-        out[#out + 1] = { event = "api", repo = a.repo, addon = a.name,
-          file = u.file, path = dir .. "/" .. u.file,
-          apiVersion = u.apiVersion, kind = u.kind, problem = p.problem,
-          removed_in = p.removal and p.removal.removed,
-          use = p.removal and p.removal.use, template = u.template,
-          enabled = rows[i] and rows[i].enabled, fix = fix,
-          hook_version = hook }
+      local key = p and (u.file .. "\0" .. u.apiVersion .. "/" .. u.kind)
+      if key and same[key] then
+        same[key].objects = same[key].objects + 1
+      elseif key then
+        same[key] = api_event(c, ctx, a, rows[i], dir, u, p)
+        out[#out + 1] = same[key]
       end
     end
     for _, f in ipairs(unread) do
@@ -317,8 +337,9 @@ end
 
 local function api_lines(w, events)
   for _, e in ipairs(events) do
-    w("  %s/%s  %s: %s %s%s\n", e.repo, e.addon, e.file, e.apiVersion,
-      e.kind, e.removed_in and string.format(" (removed in %s%s)",
+    w("  %s/%s  %s: %s %s%s%s\n", e.repo, e.addon, e.file, e.apiVersion,
+      e.kind, e.objects > 1 and string.format(" (%d objects)", e.objects)
+      or "", e.removed_in and string.format(" (removed in %s%s)",
       e.removed_in, e.use and ("; use " .. e.use) or "") or "")
     if e.fix then
       w("      fix: %s%s\n", e.fix, e.hook_version

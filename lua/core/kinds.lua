@@ -101,6 +101,26 @@ function M.client_metadata(md)
   return out
 end
 
+---The API groups that kube-apiserver itself serves (Kubernetes 1.16 to
+---1.35, with the groups it has since removed): only these change with a
+---Kubernetes release, so only their versions can be gone after a snap
+---refresh (`uphook doctor`, docs/microk8s.md). Every other group is served
+---by a CRD or an aggregated API an addon installs, or is no served API at
+---all (kube-apiserver's configuration files: audit.k8s.io Policy,
+---eventratelimit.admission.k8s.io Configuration).
+---@type table<string, boolean>
+M.BUILTIN_GROUPS = {}
+for _, g in ipairs { "", "admissionregistration.k8s.io",
+  "apiextensions.k8s.io", "apiregistration.k8s.io", "apps",
+  "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch",
+  "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
+  "events.k8s.io", "extensions", "flowcontrol.apiserver.k8s.io",
+  "internal.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io",
+  "policy", "rbac.authorization.k8s.io", "resource.k8s.io",
+  "scheduling.k8s.io", "storage.k8s.io", "storagemigration.k8s.io" } do
+  M.BUILTIN_GROUPS[g] = true
+end
+
 ---The object as a client would write it back: a shallow copy without the
 ---server's metadata fields and without status (the tables below the top
 ---level and metadata are shared with `obj`).

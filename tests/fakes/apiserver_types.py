@@ -77,6 +77,7 @@ BUILTIN = [
     ("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False, [], False, ()),
     ("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, ["netpol"], False, ()),
     ("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ["pc"], False, ()),
+    ("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, [], False, ()),
     ("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, [], False, ()),
     ("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, ["hpa"],
      True, _ALL),

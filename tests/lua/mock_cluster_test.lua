@@ -168,6 +168,15 @@ t.case("ValidatingAdmissionPolicy and its binding are served (GA in 1.30)", func
     "safe-upgrades")
 end)
 
+t.case("RuntimeClass (node.k8s.io/v1, which every real cluster serves) is served, cluster-scoped", function()
+  local b = new()
+  t.eq(b:namespaced("node.k8s.io/v1", "RuntimeClass"), false)
+  b:apply { apiVersion = "node.k8s.io/v1", kind = "RuntimeClass",
+    metadata = { name = "kata" }, handler = "kata" }
+  t.eq(b:get("RuntimeClass", "kata").handler, "kata")
+  t.eq(b:get("RuntimeClass", "kata").metadata.namespace, nil)
+end)
+
 t.case("list: namespace, equality label selectors, sorted", function()
   local b = new()
   for _, n in ipairs({ "b", "a", "c" }) do

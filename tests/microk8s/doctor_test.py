@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import tarfile
 import tempfile
 
 from testlib import UPHOOK, Fake, check, finish, write
@@ -309,12 +310,64 @@ def test_live(tmp):
     check("live: an API server that does not answer is exit 4, not every API gone",
           rc == 4 and not of(events(out), "api"), "exit %s\n%s%s" % (rc, out, err))
 
+REPOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                     "addon-repos")
+# a use of a removed built-in API, twice in one file: one finding
+PDB_TWICE = """apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata: {name: a}
+---
+apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata: {name: b}
+"""
+
+
+def test_real_repositories(tmp):
+    """core and community at the commits of tests/data/addon-repos, as the
+    clones and the snap's copies of a MicroK8s 1.34 node."""
+    snap, common = os.path.join(tmp, "snap"), os.path.join(tmp, "common")
+    for root in (snap, common):
+        for name in ("core", "community"):
+            d = os.path.join(root, "addons", name)
+            os.makedirs(d)
+            with tarfile.open(os.path.join(REPOS, name + ".tar.gz")) as tf:
+                if hasattr(tarfile, "data_filter"):   # Python >= 3.11.4
+                    tf.extractall(d, filter="data")
+                else:
+                    tf.extractall(d)
+    env = dict(os.environ, SNAP=snap, SNAP_COMMON=common,
+               SNAP_DATA=os.path.join(tmp, "data"))
+    fixture = os.path.join(tmp, "cluster.yaml")
+    write(fixture, node("n1", "v1.34.1"))
+    rc, out, err = run(env, "--offline", fixture, "--output", "json", "doctor")
+    evs = events(out)
+    rows = {(e.get("repo"), e.get("name")) for e in of(evs, "addon")}
+    check("real repositories: doctor read both (jaeger, kata, cis-hardening, ingress listed)",
+          {("community", "jaeger"), ("community", "kata"), ("core", "cis-hardening"),
+           ("core", "ingress")} <= rows, out + err)
+    check("real repositories: no API finding (config files, CRDs other addons install, "
+          "RuntimeClass are served or no API)", not of(evs, "api"), out + err)
+    check("real repositories: exit 0, nothing to fix", rc == 0, "exit %s\n%s" % (rc, err))
+    write(os.path.join(common, "addons", "community", "addons", "kata", "pdb.yaml"),
+          PDB_TWICE)
+    rc, out, err = run(env, "--offline", fixture, "--output", "json", "doctor")
+    pdb = of(events(out), "api", addon="kata", kind="PodDisruptionBudget")
+    check("a removed API used by two objects of one file is one finding, counting both",
+          len(pdb) == 1 and pdb[0]["objects"] == 2 and pdb[0]["file"] == "pdb.yaml"
+          and rc == 1, out + err)
+    rc, text, err = run(env, "--offline", fixture, "doctor")
+    check("the text names the file once, with its 2 objects",
+          text.count("community/kata  pdb.yaml: policy/v1beta1 PodDisruptionBudget (2 objects)")
+          == 1, text + err)
+
 
 def main():
     tmp = tempfile.mkdtemp(prefix="doctor_test.")
     try:
         test_offline(os.path.join(tmp, "offline"))
         test_live(os.path.join(tmp, "live"))
+        test_real_repositories(os.path.join(tmp, "real"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     finish()

@@ -94,6 +94,9 @@ local GROUPS = {
   { "discovery.k8s.io", "v1", {
     { "EndpointSlice", "endpointslices", true, false, false },
   } },
+  { "node.k8s.io", "v1", {
+    { "RuntimeClass", "runtimeclasses", false, false, false },
+  } },
   { "scheduling.k8s.io", "v1", {
     { "PriorityClass", "priorityclasses", false, false, false },
   } },
