@@ -30,14 +30,17 @@ function M.connect(o, c, report, L)
       path = world .. "/cluster.yaml"
     end
     local text = must(c.sys.read(path), "no fixture " .. path)
-    local ok, objs = pcall(c.yaml.decode_all, text)
-    if not ok then error(path .. ": " .. tostring(objs), 0) end
+    local ok, docs = pcall(c.yaml.decode_all, text)
+    if not ok then error(path .. ": " .. tostring(docs), 0) end
+    local objs, node_args = offline.split_fixture(c, docs, path)
     local host = offline.this_node(objs, c.sys.hostname())
     local b = offline.cluster(c, objs, host)
     if world then
       must(c.sys.mkdirs(world))
+      -- a fixture's NodeArgs set the files of a world that starts here;
+      -- a world that goes on keeps the files it has (docs/state.md)
       offline.nodes(c, b, L.roots and L.roots.args or (world .. "/args"),
-        world .. "/nodes")
+        world .. "/nodes", node_args)
       b = offline.persistent(c, b, world, "cluster.yaml")
       if path == o.offline then b.save() end   -- the world starts here
     end

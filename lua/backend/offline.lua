@@ -46,6 +46,75 @@ function M.cluster(c, objects, hostname, seed)
   return cluster.new(o)
 end
 
+---The document of a fixture that holds one node's args files rather
+---than an object of the cluster (docs/guide.md, "Fixtures"):
+---`{apiVersion = "uphook/v1", kind = "NodeArgs", metadata = {name =
+---node}, files = {kubelet = "--flag=value\n", ["x.yaml"] = "..."}}`; a
+---file whose text is null is one the node does not have.
+M.NODE_ARGS_API, M.NODE_ARGS_KIND = "uphook/v1", "NodeArgs"
+
+-- One NodeArgs document's files, checked: {file = text|false}.
+local function node_args_files(c, o, where)
+  local name = type(o.metadata) == "table" and o.metadata.name
+  if type(name) ~= "string" or name == "" then
+    error(where .. ": a NodeArgs document needs metadata.name (the node)", 0)
+  end
+  if type(o.files) ~= "table" then
+    error(string.format("%s: NodeArgs %s: files must be a map of file name "
+      .. "to text", where, name), 0)
+  end
+  local files = {}
+  for f, text in pairs(o.files) do
+    if type(f) ~= "string" or f == "" or f:find("/", 1, true) or f == "."
+       or f == ".." then
+      error(string.format("%s: NodeArgs %s: files: %q is not a file name "
+        .. "of the args folder", where, name, tostring(f)), 0)
+    end
+    if text == c.yaml.null then text = false end
+    if text ~= false and type(text) ~= "string" then
+      error(string.format("%s: NodeArgs %s: files.%s must be text (or "
+        .. "null: no such file)", where, name, f), 0)
+    end
+    files[f] = text
+  end
+  return name, files
+end
+
+---A decoded fixture split in two: the cluster's objects, and each node's
+---args files from its NodeArgs documents (M.NODE_ARGS_KIND), as
+---M.nodes takes them. A NodeArgs of a node the fixture has no Node for,
+---or two for one node, is an error naming the fixture.
+---@param c table the C families
+---@param docs table[] decoded fixture documents
+---@param where string the fixture's name, for errors
+---@return table[] objects
+---@return table<string, table<string, string|false>> args node -> file -> text
+function M.split_fixture(c, docs, where)
+  local objs, args, nodes = {}, {}, {}
+  for _, o in ipairs(docs or {}) do
+    if type(o) == "table" and o.kind == M.NODE_ARGS_KIND
+       and o.apiVersion == M.NODE_ARGS_API then
+      local name, files = node_args_files(c, o, where)
+      if args[name] then
+        error(string.format("%s: two NodeArgs documents for node %s", where,
+          name), 0)
+      end
+      args[name] = files
+    else
+      objs[#objs + 1] = o
+      if type(o) == "table" and o.kind == "Node" and type(o.metadata) == "table"
+      then nodes[o.metadata.name] = true end
+    end
+  end
+  for name in pairs(args) do
+    if not nodes[name] then
+      error(string.format("%s: NodeArgs %s: the fixture has no Node %s",
+        where, name, name), 0)
+    end
+  end
+  return objs, args
+end
+
 ---The node uphook runs on in a mock world: the Node named `hostname`
 ---(or labelled `kubernetes.io/hostname=<hostname>`), else the first Node
 ---of the fixture, else `hostname` (a world without Nodes).

@@ -10,16 +10,22 @@
 ---   creationTimestamp, ...) but with managedFields, so the mock owns each
 ---   field as the API server did;
 --- * with every value of a Secret's data (and of the copy kubectl's
----   last-applied annotation holds) replaced, its keys kept.
+---   last-applied annotation holds) replaced, its keys kept;
+--- * and, against a live cluster, this node's args files ($SNAP_DATA/args:
+---   each file, not its folders) as a NodeArgs document
+---   (lua/backend/offline.lua), which `--offline` and `t.env` give the node.
 local kinds = require "uphook.core.kinds"
 local addonscan = require "uphook.engine.addonscan"
 local lease = require "uphook.engine.lease"
 local Backend = require "uphook.backend.connect"
+local offline = require "uphook.backend.offline"
 
 local M = {}
 
 M.MAX_PER_KIND = 2000          -- objects listed of one kind
 M.REDACTED = "cmVkYWN0ZWQ="    -- base64 of "redacted"
+M.MAX_ARGS_FILES = 64          -- files of this node's args folder read
+M.MAX_ARGS_BYTES = 1 << 20     -- a larger one is left out
 
 local LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -139,6 +145,34 @@ function M.objects(c, backend, addon, dir)
   return list
 end
 
+---This node's args files as a NodeArgs document for `node`: each regular
+---file of `dir` (in byte order, at most M.MAX_ARGS_FILES, none larger
+---than M.MAX_ARGS_BYTES), read confined to it; nil without any.
+---@param c table the C families
+---@param dir string the args folder ($SNAP_DATA/args)
+---@param node string this node's name
+---@return table|nil doc
+---@return string[] skipped the files left out, with why
+function M.node_args(c, dir, node)
+  local files, skipped, n = {}, {}, 0
+  for _, f in ipairs(c.sys.listdir(dir) or {}) do
+    local ok, st = pcall(c.fs.stat, dir, f)
+    if ok and st and st.type == "file" then
+      local okr, text, err = pcall(c.fs.read, dir, f)
+      if n >= M.MAX_ARGS_FILES then skipped[#skipped + 1] = f .. ": too many files"
+      elseif okr and text and #text <= M.MAX_ARGS_BYTES then
+        files[f], n = text, n + 1
+      else
+        skipped[#skipped + 1] = f .. ": " .. tostring(okr and (err or
+          "larger than 1 MiB") or text)
+      end
+    end
+  end
+  if n == 0 then return nil, skipped end
+  return { apiVersion = offline.NODE_ARGS_API, kind = offline.NODE_ARGS_KIND,
+    metadata = { name = node }, files = files }, skipped
+end
+
 ---@param o table options of host/cli.c (addon, kubeconfig, offline, ...)
 ---@param c table the C families
 ---@param report table lua/cmd/report.lua
@@ -146,14 +180,28 @@ end
 function M.main(o, c, report)
   local a = o.addon
   local dir = c.fs.pin(a.dir) or a.dir
-  local backend = Backend.connect(o, c, report)
+  local backend, _, host = Backend.connect(o, c, report)
   local objs = M.objects(c, backend, a.name, dir)
+  local args, skipped
+  if not o.offline and o.snap_data then
+    -- the Node of this host, as `--offline` will find it again
+    args, skipped = M.node_args(c, o.snap_data .. "/args",
+      offline.this_node(objs, host))
+  end
   local server = backend.server and backend:server() or "an offline fixture"
   io.stdout:write(string.format("# uphook fixture %s: %d objects read from "
     .. "%s.\n# The server's own metadata (uid, resourceVersion, generation, "
     .. "creationTimestamp) is\n# dropped, managedFields kept; every value "
     .. "of a Secret's data is %q (\"redacted\").\n", a.name, #objs,
     tostring(server), M.REDACTED))
+  if args then
+    io.stdout:write(string.format("# This node's args files (%s/args) are "
+      .. "its NodeArgs document, last.\n", o.snap_data))
+    objs[#objs + 1] = args
+  end
+  for _, why in ipairs(skipped or {}) do
+    report:log("warn", "fixture: args file left out: " .. why)
+  end
   io.stdout:write(c.yaml.encode_all(c.yaml.array(objs)))
   return 0
 end

@@ -200,12 +200,24 @@ local function add_nodes(env, list)
   return files, agent_faults
 end
 
+--- Each node's args files: the fixture's NodeArgs, with t.env's args
+--- and nodes[i].args replacing file by file.
+local function with_fixture_args(fixture_args, node_files)
+  local out = {}
+  for _, t in ipairs { fixture_args, node_files } do
+    for node, files in pairs(t) do
+      out[node] = out[node] or {}
+      for f, text in pairs(files) do out[node][f] = text end
+    end
+  end
+  return out
+end
+
 --- Every node's files (uphook.offline.nodes): MicroK8s's default args
 --- files, which t.env's args (this node) and nodes[i].args replace;
 --- agent faults; this node's resolv.conf files under env.host_root.
 local function node_world(env, o, tmp, node_files, node_faults)
   local offline = require "uphook.backend.offline"
-  node_files[env.hostname] = node_files[env.hostname] or o.args
   env.agents = offline.nodes(ctx.c, env.backend, env.roots.args, tmp .. "/nodes",
     node_files)
   for name, f in pairs(node_faults) do
@@ -265,8 +277,11 @@ function M.env(o)
   env.name = o.name or basename(env.dir)
   env.hook_path = env.dir .. "/" .. (o.hook or "upgrade.lua")
   env.source = read_cached(source_cache, env.hook_path)
-  local objs = o.cluster and read_cached(fixture_cache, resolve(o.cluster),
-    true) or {}
+  local objs, fixture_args = {}, {}
+  if o.cluster then
+    objs, fixture_args = offline.split_fixture(ctx.c,
+      read_cached(fixture_cache, resolve(o.cluster), true), o.cluster)
+  end
   env.hostname = o.hostname
   for _, ob in ipairs(objs) do
     if not env.hostname and type(ob) == "table" and ob.kind == "Node" then
@@ -284,6 +299,9 @@ function M.env(o)
   end
   env.backend = offline.cluster(ctx.c, objs, env.hostname, seed)
   local node_files, node_faults = add_nodes(env, o.nodes or {})
+  node_files[env.hostname or "uphook-test-node"] =
+    node_files[env.hostname or "uphook-test-node"] or o.args
+  node_files = with_fixture_args(fixture_args, node_files)
   env.hostname = env.hostname or "uphook-test-node"
   env.backend.this_node_name = env.hostname
   local tmp = assert(ctx.c.sys.mkdtemp())

@@ -119,9 +119,15 @@ spec: {size: 3}
 EOF
 seed "$TMP/widget.yaml"
 
+# this node's args folder: a kubelet file, a config file, a folder
+SD=$TMP/snapdata
+mkdir -p "$SD/args/certs.d"
+printf -- '--cluster-dns=10.152.183.99\n--cluster-domain=cluster.local\n' >"$SD/args/kubelet"
+printf 'apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\n' \
+  >"$SD/args/eventconfig.yaml"
 fixture() {
-  HOME=$TMP/home timeout 60 "$UPHOOK" --kubeconfig "$KC" --addons "$REPO" \
-    fixture "$@"
+  HOME=$TMP/home SNAP_DATA=$SD timeout 60 "$UPHOOK" --kubeconfig "$KC" \
+    --addons "$REPO" fixture "$@"
 }
 
 # --------------------------------------------------------------- registry
@@ -134,7 +140,7 @@ expect "uphook fixture registry: exit 0, a header saying what was dropped" 0 \
 # check NAME PYTHON-EXPR: over the fixture's objects (`objs`, `find`)
 check() {
   if python3 - "$TMP/$FX" "$2" >"$OUT" 2>&1 <<'PY'
-import sys, yaml
+import os, sys, yaml
 objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
 def find(kind, name, ns=None):
     for o in objs:
@@ -162,6 +168,10 @@ check "registry: nothing of another addon or of a user (Deployment unrelated, St
   'not find("Deployment", "unrelated", "default") and not find("Secret", "demo-auth", "demo") and not any(o["kind"] == "StorageClass" for o in objs)'
 check "no uid, resourceVersion, generation or creationTimestamp; managedFields kept" \
   'not any(k in o["metadata"] for o in objs for k in ("uid", "resourceVersion", "generation", "creationTimestamp")) and all(o["metadata"].get("managedFields") for o in objs if o["kind"] == "Deployment")'
+# this host's Node (the fake API server has one named after it)
+HN=$(hostname | tr 'A-Z' 'a-z'); export HN
+check "this node's args files are its NodeArgs document (files, not the certs.d folder)" \
+  '[o["files"] for o in objs if o["kind"] == "NodeArgs" and o["apiVersion"] == "uphook/v1" and o["metadata"]["name"] == os.environ["HN"]] == [{"kubelet": "--cluster-dns=10.152.183.99\n--cluster-domain=cluster.local\n", "eventconfig.yaml": "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\n"}]'
 check "the claim keeps its binding and status (Bound)" \
   'find("PersistentVolumeClaim", "registry-claim", "container-registry")["status"]["phase"] == "Bound" and find("PersistentVolumeClaim", "registry-claim", "container-registry")["spec"]["volumeName"].startswith("pvc-")'
 
@@ -172,6 +182,10 @@ run env HOME=$TMP/home "$UPHOOK" --addons "$REPO" --offline "$TMP/registry.yaml"
   --state-dir "$TMP/state" plan registry
 expect "--offline FIXTURE plans the registry upgrade from it" 0 \
   'registry 2\.7\.1 -> 2\.8\.3' 'registry:2\.8\.3'
+if [ "$(cat "$TMP/state/offline/args/kubelet" 2>&1)" = "$(printf -- '--cluster-dns=10.152.183.99\n--cluster-domain=cluster.local')" ] \
+   && grep -q EventRateLimit "$TMP/state/offline/args/admission-control-config-file.yaml"; then
+  ok "--offline: this node's args folder holds the fixture's NodeArgs files, and MicroK8s's other defaults"
+else not_ok "--offline: this node's args folder holds the fixture's NodeArgs files, and MicroK8s's other defaults"; fi
 # ... and a hook test upgrades from it with t.env{cluster = ...}
 # (t.env's paths stay in the test file's folder: the addon and the
 # fixture are copied beside it)
@@ -190,8 +204,24 @@ t.case("upgrade from the captured fixture", function()
   t.eq(e:get("PersistentVolumeClaim", "registry-claim", "container-registry").metadata.uid, uid)
 end)
 EOF
+cat >>"$TMP/t/from_fixture_test.lua" <<'EOF2'
+t.case("the node has the captured args files, and MicroK8s's other defaults", function()
+  local e = t.env { addon = "registry", cluster = "registry.yaml", hostname = "@HN@" }
+  t.eq(e:args("kubelet")["--cluster-dns"], "10.152.183.99")
+  t.eq(e:file("args:eventconfig.yaml"),
+    "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\n")
+  t.ok(e:args("kube-apiserver")["--admission-control-config-file"])
+  t.ok(e:file("args:admission-control-config-file.yaml"):find("EventRateLimit", 1, true))
+end)
+t.case("t.env's args replace a captured file", function()
+  local e = t.env { addon = "registry", cluster = "registry.yaml", hostname = "@HN@",
+    args = { kubelet = "--cluster-dns=10.0.0.1\n" } }
+  t.eq(e:args("kubelet")["--cluster-dns"], "10.0.0.1")
+end)
+EOF2
+sed -i "s/@HN@/$HN/" "$TMP/t/from_fixture_test.lua"
 run "$UPHOOK" test "$TMP/t"
-expect "t.env loads it as it is: the upgrade from it passes" 0 '^1 passed, 0 failed'
+expect "t.env loads it as it is: the upgrade passes, the node has the captured args" 0 '^3 passed, 0 failed'
 
 # ------------------------------------------------------------------- demo
 run fixture demo

@@ -6,8 +6,17 @@
 --- service's file (docs/guide.md §8). The texts are MicroK8s' own, data
 --- byte for byte from canonical/microk8s@d099c907d3646a2dae3d3e33f07aef5a5bc8a090:
 --- microk8s-resources/default-args/<service> (Apache-2.0): the services a
---- kubelite node runs and hooks set args of.
+--- kubelite node runs and hooks set args of, and the two configuration
+--- files MicroK8s 1.28 and later ship there, which kube-apiserver's
+--- --admission-control-config-file names.
 return {
+  ["admission-control-config-file.yaml"] = [==[
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+  - name: EventRateLimit
+    path: eventconfig.yaml
+]==],
   ["cluster-agent"] = [==[
 --bind 0.0.0.0:25000
 --keyfile "${SNAP_DATA}/certs/server.key"
@@ -105,5 +114,13 @@ return {
 --apiserver-args-file=$SNAP_DATA/args/kube-apiserver
 --kubeconfig-file=$SNAP_DATA/credentials/client.config
 --start-control-plane=true
+]==],
+  ["eventconfig.yaml"] = [==[
+apiVersion: eventratelimit.admission.k8s.io/v1alpha1
+kind: Configuration
+limits:
+  - type: Server
+    qps: 5000
+    burst: 20000
 ]==],
 }
