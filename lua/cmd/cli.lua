@@ -126,6 +126,7 @@ local function print_outcome(o, c, report, code, run)
     if not report:event({ event = "plan", addon = run.addon, from = run.from,
         to = run.to, description = h.description,
         permissions = arr(h.permissions), entries = arr(run.entries),
+        impact = arr(plantext.impacts(run.entries)),
         summary = plan.summary(run.entries) }) then
       -- at the installed version a plan is "Nothing to do", unless the
       -- hook asks for new permissions or waited for the yes: then its

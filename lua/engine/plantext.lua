@@ -395,10 +395,11 @@ local function template_changed(e)
   end
 end
 
----What one step means for the cluster, or nil.
+---What one step means for the cluster, as its parts (the text plan's
+---`impact:` line joins them with "; "); an empty list for none.
 ---@param list table[] the step's entries
----@return string|nil
-function M.impact(list)
+---@return string[]
+function M.impact_parts(list)
   local parts, deleted, restarts, order = {}, {}, {}, {}
   local waits, wait_total = 0, 0
   for _, e in ipairs(list) do
@@ -430,8 +431,39 @@ function M.impact(list)
     parts[#parts + 1] = string.format("waits up to %s (%d wait%s)",
       M.duration(wait_total), waits, waits == 1 and "" or "s")
   end
+  return parts
+end
+
+---The `impact:` line of one step, or nil.
+---@param list table[] the step's entries
+---@return string|nil
+function M.impact(list)
+  local parts = M.impact_parts(list)
   if #parts == 0 then return nil end
   return "  impact: " .. table.concat(parts, "; ")
+end
+
+---Every step's impact, for the JSON plan (docs/output.md): one
+---{step = n, text = the step's title, impact = parts} per step that has
+---any (n 0 and no text: before the first step).
+---@param entries table[]
+---@return table[]
+function M.impacts(entries)
+  local out, step, head = {}, {}, nil
+  local function flush()
+    local parts = M.impact_parts(step)
+    if #parts > 0 then
+      out[#out + 1] = { step = head and head.step or 0,
+        text = head and head.text, impact = parts }
+    end
+    step = {}
+  end
+  for _, e in ipairs(entries) do
+    if e.type == "step" then flush(); head = e end
+    step[#step + 1] = e
+  end
+  flush()
+  return out
 end
 
 --- The whole plan -------------------------------------------------------------

@@ -164,6 +164,21 @@ expect "--addons hooks: list shows the real hooks" 0 "^hooks +dns +\? +1\.8\.0\*
   "^hooks +hostpath-storage " "^hooks +metallb "
 run "$UPHOOK" --addons hooks --offline hooks/dns/fixtures/cluster-1.8.0.yaml plan dns
 expect "--addons hooks: plan dns offline" 0 "Plan for dns 1\.8\.0 -> 1\.14\.3"
+cp "$OUT" "$TMP/dns-plan.txt"
+"$UPHOOK" --addons hooks --offline hooks/dns/fixtures/cluster-1.8.0.yaml --output json \
+  plan dns >"$TMP/dns-plan.json" 2>&1
+if python3 - "$TMP/dns-plan.txt" "$TMP/dns-plan.json" >"$OUT" 2>&1 <<'PY'
+import json, sys
+text = [l.rstrip("\n") for l in open(sys.argv[1]) if l.startswith("  impact: ")]
+plan = [e for e in map(json.loads, open(sys.argv[2])) if e["event"] == "plan"][0]
+got = ["  impact: " + "; ".join(i["impact"]) for i in plan["impact"]]
+print(text, got)
+assert text and got == text
+assert any("coredns restarts its pods" in p for i in plan["impact"] for p in i["impact"])
+assert all(isinstance(i["step"], int) and i["text"] for i in plan["impact"])
+PY
+then ok "the JSON plan's impact entries are the text plan's impact: lines, step by step"
+else not_ok "the JSON plan's impact entries are the text plan's impact: lines, step by step"; fi
 mkdir -p "$TMP/none/sub"
 run "$UPHOOK" --addons "$TMP/none" list
 expect "a folder with neither addons.yaml nor hook folders: exit 2" 2 \
