@@ -662,7 +662,20 @@ static int find_in_repo(const struct uh_repos *r, const char *name,
       *out = r->v[i];
       return 0;
     }
-  SETERR("addon '%s' not found in: %.*s", slash + 1, (int)rlen, name);
+  {
+    const char **names = calloc(r->n ? r->n : 1, sizeof *names), *near;
+    size_t k = 0;
+    for (i = 0; names && i < r->n; i++)
+      if (strlen(r->v[i].repo) == rlen && !strncmp(r->v[i].repo, name, rlen))
+        names[k++] = r->v[i].name;
+    near = names ? uh_closest(slash + 1, names, k) : NULL;
+    if (near)
+      SETERR("addon '%s' not found in: %.*s; did you mean '%.*s/%s'?",
+             slash + 1, (int)rlen, name, (int)rlen, name, near);
+    else
+      SETERR("addon '%s' not found in: %.*s", slash + 1, (int)rlen, name);
+    free(names);
+  }
   return -1;
 }
 

@@ -112,28 +112,36 @@ int uh_wait_poll(struct uh_wait *w, struct pollfd *fds, unsigned n)
   }
 }
 
-/* Levenshtein distance of a and b, capped at 9 (words of 63 bytes). */
+/* Edit distance of a and b with adjacent transpositions as one edit
+ * (optimal string alignment: "dsn" is one edit from "dns"), capped at 9
+ * (words of 63 bytes). */
 static size_t edits(const char *a, const char *b)
 {
-  size_t la = strlen(a), lb = strlen(b), row[64], i, j;
+  size_t la = strlen(a), lb = strlen(b), rows[3][64], i, j;
+  size_t *prev2 = rows[0], *prev = rows[1], *cur = rows[2], *t;
   if (la > 63 || lb > 63)
     return 9;
   for (j = 0; j <= lb; j++)
-    row[j] = j;
+    prev[j] = j;
   for (i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
+    cur[0] = i;
     for (j = 1; j <= lb; j++) {
-      size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best)
-        best = up + 1;
-      if (row[j - 1] + 1 < best)
-        best = row[j - 1] + 1;
-      diag = up;
-      row[j] = best;
+      size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      if (prev[j] + 1 < best)
+        best = prev[j] + 1;
+      if (cur[j - 1] + 1 < best)
+        best = cur[j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]
+          && prev2[j - 2] + 1 < best)
+        best = prev2[j - 2] + 1;
+      cur[j] = best;
     }
+    t = prev2;
+    prev2 = prev;
+    prev = cur;
+    cur = t;
   }
-  return row[lb] > 9 ? 9 : row[lb];
+  return prev[lb] > 9 ? 9 : prev[lb];
 }
 
 const char *uh_closest(const char *word, const char *const *cands, size_t n)

@@ -221,6 +221,11 @@ run "$UPHOOK" upgrad hello
 expect "a mistyped command: did you mean" 2 "unknown command 'upgrad'; did you mean 'upgrade'\?"
 run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" upgrade helo
 expect "a mistyped addon: did you mean" 2 "addon 'helo' not found; did you mean 'hello'\?"
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" upgrade hlelo
+expect "two letters swapped are one edit: did you mean" 2 "addon 'hlelo' not found; did you mean 'hello'\?"
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" upgrade core/helo
+expect "a mistyped addon of a named repository: did you mean <repo>/<addon>" 2 \
+  "addon 'helo' not found in: core; did you mean 'core/hello'\?"
 run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --output json list
 expect "JSON events carry a timestamp (UTC, RFC 3339)" 0 \
   '"event":"addon".*"timestamp":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"'
