@@ -145,9 +145,25 @@ def text(block):
     return block.text + ([""] if block.text else [])
 
 
+# "Since hook API 0.2." in a doc block: the hook API version the item
+# appeared in (CHANGELOG.md, docs/guide.md "Migrating hooks"); without it,
+# 0.1, the API before the versioned one. Rendered first, in every item.
+SINCE = re.compile(r"^Since hook API (\d+\.\d+)\.$")
+
+
+def since(block):
+    """The item's line 'Since hook API X.Y.', taken out of its text."""
+    found = [l for l in block.text if SINCE.match(l.strip())]
+    block.text = [l for l in block.text if not SINCE.match(l.strip())]
+    while block.text and not block.text[-1].strip():
+        block.text.pop()
+    v = SINCE.match(found[0].strip()).group(1) if found else "0.1"
+    return ["*Since hook API %s.*" % v, ""]
+
+
 def render_function(block, title):
-    return (["#### `%s`" % title, ""] + text(block) + params_table(block)
-            + returns(block))
+    return (["#### `%s`" % title, ""] + since(block) + text(block)
+            + params_table(block) + returns(block))
 
 
 def render_class(block):
@@ -220,7 +236,7 @@ def render_hooks(out):
         elif kind == "function":
             out += render_function(block, name)
         elif kind == "field":
-            out += ["#### `%s`" % name, ""] + text(block)
+            out += ["#### `%s`" % name, ""] + since(block) + text(block)
             out += ["Type: " + code(tag(block, "type")[0]), ""]
     out += ["### Types", ""]
     for kind, name, block, line in decls:

@@ -27,6 +27,7 @@
 #include <lauxlib.h>
 #include "cli.h"
 #include "luax.h"
+#include "version.h"
 #include "json.h"
 #include "osutil.h"
 
@@ -243,7 +244,7 @@ static int cli_split(lua_State *L);
 int luaopen_uphook_cli(lua_State *L)
 {
   size_t i;
-  lua_createtable(L, 0, 1);
+  lua_createtable(L, 0, 3);
   lua_createtable(L, (int)NOPTIONS, 0);
   for (i = 0; i < NOPTIONS; i++) {
     lua_pushstring(L, options[i].name + 2);
@@ -252,6 +253,8 @@ int luaopen_uphook_cli(lua_State *L)
   lua_setfield(L, -2, "options");
   lua_pushcfunction(L, cli_split);
   lua_setfield(L, -2, "split");
+  lua_pushliteral(L, UPHOOK_VERSION);
+  lua_setfield(L, -2, "version");
   return 1;
 }
 

@@ -16,8 +16,7 @@
 #include "host.h"
 #include "broker.h"
 #include "arena.h"
-
-#define UPHOOK_VERSION "0.1.0"
+#include "version.h"
 
 /* Only set flags (and write(2), which is async-signal-safe): the broker
  * and every wait poll uh_interrupted and roll back.  A signal during the

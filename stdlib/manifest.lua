@@ -20,6 +20,13 @@
 ---   has no line break, and is otherwise an error naming the variable, the
 ---   file and the line. `manifest.raw(text)` inserts text as YAML, on
 ---   purpose.
+--- * A placeholder alone on its line where YAML structure goes, so that no
+---   value can stand there (a list item or a `key: value` beside those
+---   above it, a document), is an error naming the variable, the file and
+---   the line, saying to use `manifest.raw(...)` for YAML structure. For a
+---   hook of API 0.1 (no `uphook` field) its value goes in as text, as it
+---   did, with one warning naming the hook's line (docs/reference.md "API
+---   versions").
 --- * A placeholder whose name is not in `vars` is an error naming every
 ---   missing name and the file, so a typo never ships a literal `$NAME`.
 --- * `$$` is a literal `$` (for shell snippets in ConfigMaps: `$$HOME`).
@@ -33,13 +40,15 @@
 local M = {}
 
 ---Test seams: when set, used instead of the hook globals `yaml`, `json`
----and `addon`.
+---and `addon`, and of the host's `__uphook.deprecated`.
 ---@type table|nil
 M.yaml = nil
 ---@type table|nil
 M.json = nil
 ---@type table|nil
 M.addon = nil
+---@type (fun(key: string, where: string, detail: string): boolean)|nil
+M.deprecated = nil
 
 local function global(name)
   local ok, v = pcall(function() return _ENV[name] end)
@@ -53,6 +62,7 @@ local RAW = { __name = "manifest.raw" }
 ---Text that `manifest.load` inserts as is, as YAML: the hook means it to
 ---add structure (`manifest.load("x.yaml", { EXTRA = manifest.raw(lines) })`).
 ---Use it only for text the hook wrote itself, never for a user's value.
+---Since hook API 0.2.
 ---@param text string
 ---@return table raw
 function M.raw(text)
@@ -182,23 +192,81 @@ local function open_quote(pre)
   return q
 end
 
+-- The column where the content of a line starts, past its indentation
+-- and any `- ` of sequence items (`  - name: a` -> 4).
+local function content_column(code)
+  local lead = code:match("^[ %-]*")
+  while lead:match("%-$") do lead = lead:sub(1, -2) end
+  return #lead
+end
+
+-- Does a placeholder alone on its line (from `ls`, indented `ind`) stand
+-- where YAML structure goes, not a value: at a document's start, or beside
+-- the keys or items above it? A value stands there only under a `key:` or
+-- `-` with nothing after it, indented deeper, or deeper than the content
+-- of the line above (a plain or flow scalar that goes on).
+local function structure_position(text, ls, ind)
+  local e = ls - 1
+  while e > 0 do
+    local s = e
+    while s > 1 and text:sub(s - 1, s - 1) ~= "\n" do s = s - 1 end
+    local prev = text:sub(s, e - 1)
+    e = s - 1
+    local code = prev:gsub("^%s*#.*$", ""):gsub("%s+#.*$", "")
+    if code:match("^%-%-%-") or code:match("^%.%.%.") then return true end
+    if not code:match("^%s*$") then
+      if code:match(":%s*$") or code:match("^[%s%-]*%-%s*$") then
+        return ind <= #code:match("^ *")
+      end
+      return ind <= content_column(code)
+    end
+  end
+  return true
+end
+
+---Where the hook called manifest.load: "upgrade.lua:12" (its file and
+---line, for a deprecation's warning).
+---@return string
+local function caller()
+  local _, m = pcall(error, "", 4)
+  return (tostring(m):gsub(":%s*$", ""))
+end
+
+-- A placeholder in YAML structure position (a list item, a key: value, a
+-- document): inserted as text, with a warning, for a hook of API 0.1
+-- (the host says, docs/reference.md "API versions"); an error otherwise.
+local function structure(v, var, name, line, where)
+  local hook = M.deprecated or (global("__uphook") or {}).deprecated
+  if hook and hook("manifest_structure", where, string.format("$%s at %s:%d",
+      var, name, line)) then
+    return v
+  end
+  error(string.format("manifest %s:%d: the placeholder %s stands where a "
+    .. "YAML value cannot (a list item, a key, a document): use "
+    .. "manifest.raw(...) for YAML structure", name, line, var), 0)
+end
+
 -- A placer for M.expand: each value as a YAML scalar of its own (above).
-local function yaml_placer(text, name, json)
+local function yaml_placer(text, name, json, where)
   local blocks
   return function(v, var, d, stop)
-    if v ~= "" and safe(v) then return v end
     local ls = d
     while ls > 1 and text:sub(ls - 1, ls - 1) ~= "\n" do ls = ls - 1 end
     local le = text:find("\n", stop, true) or (#text + 1)
     local pre, post = text:sub(ls, d - 1), text:sub(stop, le - 1)
     local line = select(2, text:sub(1, d):gsub("\n", "")) + 1
+    blocks = blocks or block_lines(text)
+    if not blocks[line] and pre:match("^ *$") and (post:match("^%s*$")
+        or post:match("^%s+#")) and structure_position(text, ls, #pre) then
+      return structure(v, var, name, line, where)
+    end
+    if v ~= "" and safe(v) then return v end
     local function refuse(why)
       error(string.format("manifest %s:%d: the value of %s %s: it cannot be "
         .. "placed there as one YAML value (quote the placeholder, or pass "
         .. "manifest.raw(value) to insert YAML text on purpose)", name, line,
         var, why), 0)
     end
-    blocks = blocks or block_lines(text)
     if blocks[line] then
       if v:find("[\r\n]") then refuse("has a line break inside a block scalar") end
       return v
@@ -262,7 +330,7 @@ function M.load(relpath, vars)
     error("manifest.load: cannot read " .. relpath, 2)
   end
   local ok, expanded = pcall(M.expand, text, vars, relpath,
-                             yaml_placer(text, relpath, json))
+                             yaml_placer(text, relpath, json, caller()))
   if not ok then error(expanded, 2) end
   local dok, docs = pcall(yaml.decode_all, expanded)
   if not dok then

@@ -114,6 +114,7 @@ end
 
 ---Remove the value at `path` from `t` (in place); maps it leaves empty go
 ---too. Nothing happens when the path is absent.
+---Since hook API 0.2.
 ---@param t table the values (a map)
 ---@param path string|string[] `"a.b"` or `{ "a", "b" }`
 ---@return any removed the value removed, or nil when there was none
@@ -134,6 +135,7 @@ end
 ---`to` needs; maps `from` leaves empty go. Nothing happens when `from` is
 ---absent. When both are set it is an error naming both: which one the
 ---user meant is not known.
+---Since hook API 0.2.
 ---@param t table the values (a map)
 ---@param from string|string[] the old key path
 ---@param to string|string[] the new key path
@@ -197,6 +199,7 @@ end
 ---A new table: `user` over `defaults`. Maps merge key by key, the user's
 ---value wins, a list replaces the whole list (or value) it meets; neither
 ---argument changes.
+---Since hook API 0.2.
 ---@param defaults table|nil a map
 ---@param user table|nil a map
 ---@return table merged

@@ -75,10 +75,11 @@ done
 for t in "$BUILD"/tests/test_*; do
   [ -x "$t" ] && run_suite "$(basename "$t")" "$t"
 done
-# the stdlib's and the hooks' tests run confined, as an addon repository's
-# do; the engine's own (tests/lua) unconfined, with the engine's modules
+# the stdlib's, the hooks' and the hook API's compatibility tests
+# (tests/compat) run confined, as an addon repository's do; the engine's
+# own (tests/lua) unconfined, with the engine's modules
 lua_paths=""
-for d in stdlib hooks; do
+for d in stdlib hooks tests/compat; do
   [ -n "$(find $d -name '*_test.lua' 2>/dev/null | head -1)" ] && lua_paths="$lua_paths $d"
 done
 # the Helm of `make helm` renders what helm.* renders in the hooks' tests

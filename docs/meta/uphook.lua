@@ -197,13 +197,26 @@
 
 ---What `upgrade.lua` returns (docs/contract.md §3). The host checks it on load: a
 ---missing or mistyped field is exit 4 naming the field.
+---
+---**API versions.** The hook API has versions (this uphook: 0.2; each item
+---below says the version it appeared in, CHANGELOG.md what each version
+---changed). A hook declares the API it is written for with `uphook`, a
+---version range: `uphook = ">=0.2"`. A hook without it is written for API
+---0.1. A hook that needs a newer uphook than the one running is refused on
+---load (exit 4; `uphook lint` too), naming both versions and the fix,
+---refreshing the snap. A convenience an API version removes keeps
+---working for hooks of the older API, with one warning per use (in
+---`upgrade`, `plan` and `uphook test`) naming the hook's file and line and
+---the new form; a permission, confinement or data-loss rule holds for
+---every API version (docs/guide.md "Migrating hooks").
 ---@class uphook.Hook
+---@field uphook? string the hook API it is written for, a version range: `">=0.2"` (API 0.2). Absent: API 0.1, whose deprecated conveniences work with a warning. A range no API of this uphook satisfies is exit 4 ("refresh the snap"); one that is no range is exit 4 naming the field. Since hook API 0.2
 ---@field version string the version this hook installs (semver)
 ---@field from string the installed versions it upgrades (npm-style range, e.g. `">=1.1.0 <1.4.2"`)
 ---@field description? string one line shown by `uphook list` and `plan`
 ---@field permissions string[] everything the hook may change: `kube:<namespace>`, `kube:*`, `kube:cluster`, `kube:privileged`, `net:<host>`, `net:http://<host>`, `args:<service>`, `bin:<file>`, `restart:kubelite`, `restart:microk8s.daemon-<name>`
 ---@field params? table<string, uphook.Param> the addon's user parameters
----@field positional? (string|{name: string, description?: string})[] the positional arguments it takes, in order, e.g. `{ "nameservers", "dnsip", "domain" }`; a last name ending in `...` takes all the rest. More arguments than declared, or any when none is declared, are exit 2. Values are in `ctx.positional`
+---@field positional? (string|{name: string, description?: string})[] the positional arguments it takes, in order, e.g. `{ "nameservers", "dnsip", "domain" }`; a last name ending in `...` takes all the rest. More arguments than declared, or any when none is declared, are exit 2 (for a hook of API 0.1, a warning, and `ctx.positional` holds them all). Values are in `ctx.positional`. Since hook API 0.2
 ---@field detect? fun(ctx: uphook.Ctx): (version: string|nil, params: table<string, string>|nil) the installed version when no state records it (nil: not installed), and optionally the parameters read back from the cluster, used in place of saved ones; read-only
 ---@field check? fun(ctx: uphook.Ctx) preflight: raise to stop before any change (exit 4); read-only
 ---@field upgrade fun(ctx: uphook.Ctx) the changes; an error rolls every journaled change back (exit 1)
@@ -306,6 +319,7 @@ function kube.delete(kind, name, namespace, opts) end
 ---Objects made by `enable` before uphook carry no uphook label: select
 ---them with `labels` (the addon's own labels, such as `{["k8s-app"] =
 ---"kube-dns"}`), and name any that must stay in `keep`.
+---Since hook API 0.2.
 ---@param opts uphook.PruneOpts
 ---@return {kind: string, name: string, namespace?: string}[] deleted what was deleted (under plan: would be)
 function kube.prune(opts) end
@@ -357,6 +371,7 @@ helm = {}
 ---which value keys change, never their values. The rest needs no grant. A release Helm stored
 ---in ConfigMaps (`HELM_DRIVER=configmap`) is an error: uphook supports
 ---the Secret driver only. Allowed in every phase.
+---Since hook API 0.2.
 ---@param name string the release
 ---@param namespace string
 ---@return uphook.HelmRelease|nil
@@ -364,6 +379,7 @@ function helm.release(name, namespace) end
 
 ---The objects the chart renders (CRDs, objects, chart hooks), for checks
 ---and migrations: changes nothing. Allowed in every phase.
+---Since hook API 0.2.
 ---@param spec uphook.HelmSpec
 ---@return uphook.Object[]
 function helm.render(spec) end
@@ -395,6 +411,7 @@ function helm.render(spec) end
 ---a failure rolls every change back and no new revision remains. Under
 ---plan: the chart from and to, the changed value keys, each object's
 ---diff, the prunes and the hooks; the release table it would write.
+---Since hook API 0.2.
 ---@param spec uphook.HelmUpgradeSpec
 ---@return uphook.HelmRelease release the new revision
 function helm.upgrade(spec) end
@@ -531,6 +548,7 @@ function nodes.this() end
 ---authentication = {webhook = {enabled = true}}, ...}`. It shows what the
 ---kubelet runs with since its last start, not its args file. An error
 ---naming the node when it does not answer.
+---Since hook API 0.2.
 ---@param name string the node's name
 ---@return table kubeletconfig
 function nodes.kubelet_config(name) end
@@ -540,6 +558,7 @@ function nodes.kubelet_config(name) end
 ---`/run/systemd/resolve/resolv.conf` whose nameservers are all valid,
 ---non-loopback addresses; nil when neither is (`microk8s enable dns`
 ---then falls back to 8.8.8.8 8.8.4.4). Read-only.
+---Since hook API 0.2.
 ---@return string|nil path
 function nodes.resolv_conf() end
 
@@ -671,3 +690,14 @@ __uphook = {}
 ---@package
 ---@param seconds number
 function __uphook.sleep(seconds) end
+
+---A deprecated convenience the standard library met (`manifest.load`'s
+---placeholder in YAML structure position): true, with one warning naming
+---`where`, when the hook's API keeps it; false when it must fail
+---(docs/reference.md "API versions").
+---@package
+---@param key "manifest_structure"
+---@param where string the hook's file and line
+---@param detail? string
+---@return boolean kept
+function __uphook.deprecated(key, where, detail) end

@@ -128,6 +128,7 @@ local function recreate_renamed(v)
 end
 
 return {
+  uphook = ">=0.2",   -- the hook API it is written for (docs/reference.md)
   version = "1.20.2",
   from = ">=1.8.0 <1.20.2",
   description = "cert-manager: the jetstack chart " .. CHART_VERSION

@@ -301,6 +301,7 @@ local function version_of(dep)
 end
 
 return {
+  uphook = ">=0.2",   -- the hook API it is written for (docs/reference.md)
   version = "1.14.3",
   from = ">=1.6.0 <1.14.3",
   description = "CoreDNS 1.14.3: the live Corefile and the Service IP kept; "

@@ -266,6 +266,7 @@ local function apply_order(objs)
 end
 
 return {
+  uphook = ">=0.2",   -- the hook API it is written for (docs/reference.md)
   version = "1.6.0",
   from = ">=1.0.0 <1.6.0",
   description = "hostpath provisioner 1.6.0 (StorageClass recreated when "

@@ -119,6 +119,7 @@ local function remove_nginx()
 end
 
 return {
+  uphook = ">=0.2",   -- the hook API it is written for (docs/reference.md)
   version = "41.3.0",
   from = ">=1.1.0 <41.3.0",
   description = "ingress: Traefik chart 41.3.0 (values migrated) and "

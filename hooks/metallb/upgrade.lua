@@ -142,6 +142,7 @@ local function l2_obj()
 end
 
 return {
+  uphook = ">=0.2",   -- the hook API it is written for (docs/reference.md)
   version = "0.15.3",
   from = ">=0.9.0 <0.15.3",
   description = "MetalLB v0.15.3 (keeps default-addresspool, converts the "

@@ -38,6 +38,7 @@ local function arch()
 end
 
 return {
+  uphook = ">=0.2",   -- the hook API it is written for (docs/reference.md)
   version = "0.8.1",
   from = ">=0.5.0 <0.8.1",
   description = "metrics-server v0.8.1 (registry.k8s.io, new RBAC rules); "

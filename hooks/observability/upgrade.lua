@@ -80,6 +80,7 @@ local function node_args()
 end
 
 return {
+  uphook = ">=0.2",   -- the hook API it is written for (docs/reference.md)
   version = KPS.version,
   from = ">=77.0.0 <88.5.3",
   description = "observability: kube-prometheus-stack 88.5.3 (CRDs "

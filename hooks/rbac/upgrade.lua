@@ -33,6 +33,7 @@ local function has(list, want)
 end
 
 return {
+  uphook = ">=0.2",   -- the hook API it is written for (docs/reference.md)
   version = "1.0.0",
   from = ">=0.0.0 <1.0.0",
   description = "RBAC authorization: edits kube-apiserver's args on every "

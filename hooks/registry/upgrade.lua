@@ -112,6 +112,7 @@ local function settle(ctx)
 end
 
 return {
+  uphook = ">=0.2",   -- the hook API it is written for (docs/reference.md)
   version = "2.8.3",
   from = ">=2.7.1 <2.8.3",
   description = "registry 2.8.3 (the images' claim and NodePort 32000 kept; "

@@ -75,6 +75,7 @@ local function v6_bytes(s)
 end
 
 ---Parse an address; nil when `s` is not one.
+---Since hook API 0.2.
 ---@param s string
 ---@return ip.Address|nil
 function M.parse(s)
@@ -88,6 +89,7 @@ function M.parse(s)
 end
 
 ---Is it a loopback address: 127.0.0.0/8, or ::1?
+---Since hook API 0.2.
 ---@param a ip.Address
 ---@return boolean
 function M.is_loopback(a)

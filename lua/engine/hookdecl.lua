@@ -7,6 +7,7 @@ local semver = require "uphook.core.semver"
 local params = require "uphook.engine.params"
 local permissions = require "uphook.engine.permissions"
 local R = require "uphook.core.run"
+local apiversion = require "uphook.engine.apiversion"
 
 local M = {}
 
@@ -14,6 +15,7 @@ local stop = R.stop
 
 local FIELDS = { version = "string", from = "string", permissions = "table",
   params = "table", positional = "table", description = "string",
+  uphook = "string",
   detect = "function",
   check = "function", upgrade = "function", verify = "function" }
 local REQUIRED = { "version", "from", "permissions", "upgrade" }
@@ -33,14 +35,25 @@ function M.reserved(c)
   return set
 end
 
+---This uphook's version (`uphook --version`), against which a hook's
+---`uphook` range is checked.
+---@param c table|nil the C families (c.cli.version)
+---@return string|nil
+function M.uphook_version(c)
+  return c and c.cli and c.cli.version or nil
+end
+
 ---Check the hook table's description; returns the hook info or raises.
 ---@param reserved table<string, true>|nil names params may not take
 ---@param desc table {types=, data=}: what host/child_hook.c's uh_child_describe sent
 ---@param name string the hook, in messages ("dns/upgrade.lua")
----@return table info version, from, perms, params, decl, has, unknown
-function M.validate(desc, name, reserved)
+---@param uphook string|nil this uphook's version (M.uphook_version)
+---@return table info version, from, perms, params, decl, has, unknown, api
+function M.validate(desc, name, reserved, uphook)
   local types, data = desc.types or {}, desc.data or {}
   local function bad(msg) stop(R.EARLY, name .. ": " .. msg) end
+  -- first: a hook for a newer uphook may declare what this one cannot read
+  local api = apiversion.check(data.uphook, uphook, bad)
   for _, f in ipairs(REQUIRED) do
     if types[f] == nil then bad("field '" .. f .. "' is missing") end
   end
@@ -74,7 +87,8 @@ function M.validate(desc, name, reserved)
   table.sort(unknown)
   return { version = data.version, from = data.from, perms = perms,
     permissions = data.permissions, params = decl.params, decl = decl,
-    description = data.description, has = types, unknown = unknown }
+    description = data.description, has = types, unknown = unknown,
+    api = api, uphook = data.uphook }
 end
 
 return M

@@ -67,7 +67,7 @@ function M.load(c, path, name, keep, limits)
       or tostring(desc)
   end
   local vok, info = pcall(hookdecl.validate, desc[1], name,
-    hookdecl.reserved(c))
+    hookdecl.reserved(c), hookdecl.uphook_version(c))
   if not vok then
     child:close()
     return nil, type(info) == "table" and info.message or tostring(info)

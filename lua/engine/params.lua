@@ -169,12 +169,16 @@ local function positional_usage(d)
 end
 
 ---Split the hook's command line; `usage(msg)` raises (exit 2).
+---`keep(extra)`, when given, is asked about positional arguments beyond
+---those declared: true keeps them (an older hook API's convenience,
+---lua/engine/apiversion.lua), anything else is the usage error.
 ---@param argv string[] the arguments after the addon name
 ---@param d uphook.ParamsDecl
 ---@return table<string, string> given, string[] positional
 ---@param addon string for messages
 ---@param usage fun(msg: string) raises a usage error
-function M.parse(argv, d, addon, usage)
+---@param keep? fun(extra: string[]): boolean
+function M.parse(argv, d, addon, usage, keep)
   local given, positional, i, only = {}, {}, 1, false
   local function unknown(opt)
     local names = names_of(d)
@@ -217,7 +221,8 @@ function M.parse(argv, d, addon, usage)
     i = i + 1
   end
   local max, rest = #d.positional, d.positional[#d.positional]
-  if #positional > max and not (rest and rest.rest) then
+  if #positional > max and not (rest and rest.rest)
+     and not (keep and keep(table.move(positional, max + 1, #positional, 1, {}))) then
     if max == 0 then
       usage(string.format("%s takes no positional arguments, got %q%s",
         addon, positional[1], next(d.params) and (" (its options: "

@@ -19,6 +19,7 @@ local nodes = require "uphook.engine.nodes"
 local consent = require "uphook.engine.consent"
 local plantext = require "uphook.engine.plantext"
 local hookdecl = require "uphook.engine.hookdecl"
+local apiversion = require "uphook.engine.apiversion"
 local permissions = require "uphook.engine.permissions"
 local wait = require "uphook.engine.wait"
 
@@ -161,7 +162,8 @@ local function load_hook(run, o)
     stop(M.EARLY, kind == "error" and (o.hook_name .. ": " .. tostring(desc))
       or tostring(desc))
   end
-  return hookdecl.validate(desc[1], o.hook_name, hookdecl.reserved(run.c))
+  return hookdecl.validate(desc[1], o.hook_name, hookdecl.reserved(run.c),
+    hookdecl.uphook_version(run.c))
 end
 
 local function find_from(run, saved)
@@ -301,7 +303,13 @@ local function body(run, o)
     run.report:log("warn", "the hook has an unknown field '" .. f .. "'")
   end
   local given, positional = params.parse(o.argv or {}, run.hook.decl,
-    run.addon, function(msg) stop(M.USAGE, msg) end)
+    run.addon, function(msg) stop(M.USAGE, msg) end, function(extra)
+      return apiversion.use(run, "positional", o.hook_name .. ":"
+        .. apiversion.positional_line(o.source), string.format("%s; %s "
+        .. "declares %s", table.concat(extra, " "), run.addon,
+        #run.hook.decl.positional == 0 and "none"
+          or #run.hook.decl.positional))
+    end)
   run.positional, run.given = positional, given
   run.reset = o.reset_params == true
   check_given(run, given)

@@ -38,6 +38,7 @@ function t.skip(name, why) end
 ---`helm.upgrade`): skipped, saying why, when this uphook has no render
 ---child or no Helm is found (`uphook test --helm PATH`, `$SNAP/bin/helm`,
 ---`helm` on PATH); with `CI=true` in the environment that is a failure.
+---Since hook API 0.2.
 ---@param name string shown in the output and matched by `--filter`
 ---@param fn fun()
 function t.helm_case(name, fn) end
@@ -170,6 +171,7 @@ function Env:get(kind, name, namespace) end
 ---field manager `kubectl` (what `kubectl apply --server-side` does)
 ---unless `opts.manager` names another (another key of `opts` is an
 ---error naming it). Returns the stored objects.
+---Since hook API 0.2.
 ---@param objs string|uphook.Object|uphook.Object[]
 ---@param opts? {manager?: string}
 ---@return uphook.Object[]
@@ -180,6 +182,7 @@ function Env:apply(objs, opts) end
 ---merge`, by field manager `kubectl-patch` unless `opts.manager` names
 ---another (`kubectl-edit` for an edit, ...). A `null` is `json.null`; an
 ---absent object, or another key of `opts`, is an error naming it.
+---Since hook API 0.2.
 ---@param kind string
 ---@param name string
 ---@param namespace string|nil
@@ -190,6 +193,7 @@ function Env:patch(kind, name, namespace, patch, opts) end
 
 ---Shape the cluster before a run: delete one object (true, or false when
 ---it was absent).
+---Since hook API 0.2.
 ---@param kind string
 ---@param name string
 ---@param namespace? string
@@ -225,6 +229,7 @@ function Env:file(path, node) end
 
 ---The services restarted on this node, or on another node, in order,
 ---across this env's runs (rollbacks too).
+---Since hook API 0.2.
 ---@param node? string a node's name (default: this node; a name the env has no node of is an error)
 ---@return string[]
 function Env:restarts(node) end
@@ -245,18 +250,21 @@ function Env:calls(name) end
 function Env:fail(f) end
 
 ---Remove every fault `env:fail` injected.
+---Since hook API 0.2.
 function Env:clear_faults() end
 
 ---The node's files (args:, bin:, state:), `root:path` -> content; for
 ---each other node, `"<node> args:<service>"` -> its `key=value` lines
 ---(what the cluster-agent's rewrite keeps) and `"<node> kubelet"` -> the
 ---kubelet args it runs with.
+---Since hook API 0.2.
 ---@return table<string, string>
 function Env:files() end
 
 ---A node's running kubelet configuration (its configz: what the node's
 ---kubelet last started with), as `nodes.kubelet_config` reads it; nil
 ---and the error when it does not answer.
+---Since hook API 0.2.
 ---@param node string
 ---@return table|nil kubeletconfig
 ---@return string|nil err
@@ -264,6 +272,7 @@ function Env:kubelet_config(node) end
 
 ---The changes the last run made, in order (what `t.each_fault` faults in
 ---turn): `{on=, kind=, name=, path=}`.
+---Since hook API 0.2.
 ---@return {on: string, kind?: string, name?: string, path?: string}[]
 function Env:changes() end
 
@@ -308,6 +317,7 @@ function t.env(o) end
 ---first change (nothing to undo) or 1 after one, with the fault's
 ---message, leaving the cluster (`env:snapshot()`), the node's files
 ---(`args:`, `bin:`, `state:`) and the state as they were.
+---Since hook API 0.2.
 ---@param env_fn fun(): uphook.test.Env a fresh env each call
 ---@param opts? {args?: string[]} the upgrade's command-line arguments (another key is an error naming it)
 ---@return integer changes the number of changes faulted

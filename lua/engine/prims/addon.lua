@@ -4,6 +4,7 @@ local plan = require "uphook.engine.plan"
 local wait = require "uphook.engine.wait"
 local args = require "uphook.engine.prims.args"
 local files = require "uphook.engine.prims.files"
+local apiversion = require "uphook.engine.apiversion"
 local checktype = args.checktype
 local split_path, fs_ok = files.split_path, files.fs_ok
 
@@ -69,6 +70,25 @@ function H.__uphook_sleep(run, seconds)
   checktype(seconds, "number", 1, "sleep")
   local s = math.max(0, math.min(seconds, run:remaining()))
   wait.new(run, "sleep", s, { quiet = true }):sleep(s)
+end
+
+---A deprecated convenience the standard library met in the child
+---(manifest.load): kept, with one warning, for a hook of an older API;
+---false when the hook must fail (lua/engine/apiversion.lua).
+---@param run uphook.Run
+---@param key string a key of apiversion.DEPRECATED
+---@param where string the hook's file and line
+---@param detail string|nil
+---@return boolean kept
+function H.__uphook_deprecated(run, key, where, detail)
+  checktype(key, "string", 1, "deprecated")
+  checktype(where, "string", 2, "deprecated")
+  if not apiversion.DEPRECATED[key] then
+    error("deprecated: no such deprecation: " .. key:sub(1, 64), 0)
+  end
+  if detail ~= nil then checktype(detail, "string", 3, "deprecated") end
+  return apiversion.use(run, key, apiversion.hook_where(run, where:sub(1, 512)),
+    detail and detail:sub(1, 512))
 end
 
 --- Module names: dotted identifiers (linear checks, at most 256 bytes).

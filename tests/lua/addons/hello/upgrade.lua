@@ -1,4 +1,5 @@
 return {
+  uphook = ">=0.2",
   version = "1.2.0", from = ">=1.0.0 <1.2.0",
   permissions = { "kube:default" },
   params = { color = { default = "blue", choices = {"blue", "red"} } },
