@@ -338,10 +338,11 @@ static void add_stubs(lua_State *L, int env, int format_idx)
 /* ---- require: the embedded stdlib, or a .lua file of the addon. ---- */
 
 /* Engine modules the stdlib builds on: pure Lua that requires nothing
- * (stdlib/semver.lua hands on uphook.core.semver, stdlib/ip.lua uphook.core.ip).
- * No other uphook.* module loads in the child. */
+ * (stdlib/semver.lua hands on uphook.core.semver, stdlib/ip.lua uphook.core.ip,
+ * stdlib/manifest.lua places values by uphook.core.yamlpos, as lint reads
+ * them).  No other uphook.* module loads in the child. */
 static const char *const engine_shared[] = { "uphook.core.semver", "uphook.core.ip",
-                                             NULL };
+                                             "uphook.core.yamlpos", NULL };
 
 static const struct uh_embedded *child_module(const char *name)
 {

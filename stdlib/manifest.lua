@@ -37,6 +37,9 @@
 --- Documents that decode to null (empty documents, a trailing `---`) or to
 --- an empty mapping are skipped; a `kind: List` is flattened into its
 --- `items`; any other non-mapping document is an error naming the file.
+local yamlpos = require "uphook.core.yamlpos"
+local block_lines, structure_position = yamlpos.block_lines, yamlpos.structure_position
+
 local M = {}
 
 ---Test seams: when set, used instead of the hook globals `yaml`, `json`
@@ -147,32 +150,6 @@ local function safe(v)
     and not v:find("^[%-%?:%s]") and not v:find("[:%s]$")
 end
 
--- The line numbers that are the content of a block scalar (`key: |`).
-local function block_lines(text)
-  local inside, n, parent, indent = {}, 0, nil, nil
-  for line in (text .. "\n"):gmatch("(.-)\n") do
-    n = n + 1
-    local lead = #line:match("^ *")
-    if parent then
-      if line:match("^%s*$") then
-        inside[n] = true
-      elseif (indent or parent + 1) <= lead and lead > parent then
-        indent = indent or lead
-        inside[n] = true
-      else
-        parent, indent = nil, nil
-      end
-    end
-    if not inside[n] then
-      local code = line:gsub("%s+#.*$", "")
-      if code:match("[:%-]%s+[|>][%-%+%d]*%s*$")
-          or code:match("^%s*[|>][%-%+%d]*%s*$") then
-        parent, indent = lead, nil
-      end
-    end
-  end
-  return inside
-end
 
 -- The quote a scalar is open in at the end of `pre` (a line's text
 -- before the placeholder): nil, '"' or "'".
@@ -190,38 +167,6 @@ local function open_quote(pre)
     i = i + 1
   end
   return q
-end
-
--- The column where the content of a line starts, past its indentation
--- and any `- ` of sequence items (`  - name: a` -> 4).
-local function content_column(code)
-  local lead = code:match("^[ %-]*")
-  while lead:match("%-$") do lead = lead:sub(1, -2) end
-  return #lead
-end
-
--- Does a placeholder alone on its line (from `ls`, indented `ind`) stand
--- where YAML structure goes, not a value: at a document's start, or beside
--- the keys or items above it? A value stands there only under a `key:` or
--- `-` with nothing after it, indented deeper, or deeper than the content
--- of the line above (a plain or flow scalar that goes on).
-local function structure_position(text, ls, ind)
-  local e = ls - 1
-  while e > 0 do
-    local s = e
-    while s > 1 and text:sub(s - 1, s - 1) ~= "\n" do s = s - 1 end
-    local prev = text:sub(s, e - 1)
-    e = s - 1
-    local code = prev:gsub("^%s*#.*$", ""):gsub("%s+#.*$", "")
-    if code:match("^%-%-%-") or code:match("^%.%.%.") then return true end
-    if not code:match("^%s*$") then
-      if code:match(":%s*$") or code:match("^[%s%-]*%-%s*$") then
-        return ind <= #code:match("^ *")
-      end
-      return ind <= content_column(code)
-    end
-  end
-  return true
 end
 
 ---Where the hook called manifest.load: "upgrade.lua:12" (its file and

@@ -3,6 +3,7 @@
 local hookload = require "uphook.engine.hookload"
 local permissions = require "uphook.engine.permissions"
 local semver = require "uphook.core.semver"
+local apiversion = require "uphook.engine.apiversion"
 
 local M = {}
 
@@ -84,6 +85,18 @@ local function default_findings(info, child, out)
   end
 end
 
+--- A hook of an older API: the deprecated uses its source and the files
+--- it loads show, each with its line and the new form (docs/guide.md §12).
+local function deprecated_findings(c, info, name, out)
+  local function read(rel)
+    local ok, text = pcall(c.fs.read, info.dir, rel)
+    return ok and type(text) == "string" and text or nil
+  end
+  for _, w in ipairs(apiversion.lint(info, name, info.source or "", read)) do
+    out[#out + 1] = w
+  end
+end
+
 local esc = require("uphook.core.escape").text   -- hook text, as in plans
 --- What a reader should know, not a problem: bin: files change on this
 --- node only (args: reach every node through config.set_args).
@@ -131,6 +144,7 @@ function M.main(o, c, report)
       info.name = name
       local fs = findings(info)
       default_findings(info, child, fs)
+      deprecated_findings(c, info, name .. "/upgrade.lua", fs)
       child:close()
       bad = bad + #fs
       for _, w in ipairs(fs) do

@@ -5,6 +5,7 @@
 --- warning. A permission, confinement or data-loss rule is never kept for
 --- an older API (docs/security.md): only conveniences are listed here.
 local semver = require "uphook.core.semver"
+local yamlpos = require "uphook.core.yamlpos"
 
 local M = {}
 
@@ -135,6 +136,40 @@ function M.hook_where(run, where)
   local rest = where:match("^.*/" .. lit .. "/(.*)$")
     or where:match("^" .. lit .. "/(.*)$")
   return rest and (addon .. "/" .. rest) or where
+end
+
+---What `uphook lint` can tell of a hook's deprecated uses from its source
+---and the files it loads (lua/cmd/lint.lua): for a hook whose API keeps
+---them, each as its warning. A hook that reads `ctx.positional` and
+---declares none; each `manifest.load("<file>")` whose file has a
+---placeholder alone where YAML structure goes (`read(rel)` gives a file of
+---the addon folder, or nil).
+---@param info table hookdecl.validate's result
+---@param name string the hook, in warnings ("dns/upgrade.lua")
+---@param source string the hook file's text
+---@param read fun(rel: string): string|nil
+---@return string[] warnings
+function M.lint(info, name, source, read)
+  local out = {}
+  if #info.decl.positional == 0 and M.keeps(info.api, "positional") then
+    local n = M.positional_line(source)
+    if source:find("%.positional%f[%W]") then
+      out[#out + 1] = M.warning("positional", name .. ":" .. n,
+        "the hook reads ctx.positional and declares none")
+    end
+  end
+  if not M.keeps(info.api, "manifest_structure") then return out end
+  local n = 0
+  for line in (source .. "\n"):gmatch("(.-)\n") do
+    n = n + 1
+    local rel = line:gsub("%-%-.*$", ""):match("manifest%.load%(%s*[\"']([^\"']+)[\"']")
+    local text = rel and read(rel)
+    for _, p in ipairs(text and yamlpos.structure_placeholders(text) or {}) do
+      out[#out + 1] = M.warning("manifest_structure", name .. ":" .. n,
+        string.format("$%s at %s:%d", p.var, rel, p.line))
+    end
+  end
+  return out
 end
 
 ---The line of a hook's source where it reads its positional arguments

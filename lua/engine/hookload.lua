@@ -72,6 +72,9 @@ function M.load(c, path, name, keep, limits)
     child:close()
     return nil, type(info) == "table" and info.message or tostring(info)
   end
+  -- what lint reads beyond the declarations: the hook's text, and the
+  -- files beside it, beneath the same folder
+  info.source, info.dir = src, dir
   if keep then return info, nil, child end
   child:close()
   return info

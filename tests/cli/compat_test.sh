@@ -37,4 +37,13 @@ run "$UPHOOK" lint "$R/addons/newer"
 expect "lint refuses it the same way" 1 \
   'error: .*the hook needs uphook >=0\.3, and this is uphook 0\.2\.0: refresh the snap'
 
+run "$UPHOOK" lint "$R/addons/api01"
+expect "lint of the API 0.1 hook: the undeclared positional it reads, at its line" 1 \
+  'warning: api01/upgrade\.lua:15: an undeclared positional argument \(the hook reads ctx\.positional and declares none\) is deprecated'
+expect "... and the placeholder in structure position of the file it loads" 1 \
+  'warning: api01/upgrade\.lua:16: a manifest\.load placeholder in YAML structure position \(\$EXTRA at app\.yaml:8\) is deprecated .*\{ EXTRA = manifest\.raw\(text\) \}' \
+  '1 hook checked, 2 problems'
+run "$UPHOOK" lint "$R/addons/api02"
+expect "lint of the API 0.2 hook: no problem" 0 '1 hook checked, 0 problems'
+
 finish
