@@ -187,7 +187,7 @@
 ---"false" when not given unless its `default` is "true", and is saved
 ---like any other parameter. (Since 0.2.0.)
 ---@class uphook.Param
----@field type? "string"|"flag" "string" (the default) or "flag", a boolean switch whose value is "true" or "false"; a flag takes no `choices` or `pattern`
+---@field type? "string"|"flag" "string" (the default) or "flag", a boolean switch whose value is "true" or "false"; a flag takes no `choices` or `pattern`. Since hook API 0.2
 ---@field default? string the value when neither saved state nor the command line gives one
 ---@field choices? string[] the only values accepted (others: exit 2)
 ---@field short? string one letter or digit: `short = "r"` makes `-r Retain` and `-rRetain` work, as enable's getopt does

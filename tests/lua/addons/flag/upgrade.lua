@@ -2,6 +2,7 @@
 -- enable's bare --skip-kubebench-installation, a flag on by default with a
 -- short alias, and a valued param beside them.
 return {
+  uphook = ">=0.2",   -- flags (type = "flag") are hook API 0.2
   version = "2.0.0", from = ">=1.0.0 <2.0.0",
   description = "flag 2.0.0, a hook with boolean flags",
   permissions = { "kube:default" },
