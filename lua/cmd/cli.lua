@@ -4,6 +4,7 @@ local escape = require "uphook.core.escape"
 local enabled = require "uphook.engine.enabled"
 local engine = require "uphook.engine.phases"
 local Backend = require "uphook.backend.connect"
+local consent = require "uphook.engine.consent"
 local lease = require "uphook.engine.lease"
 local plan = require "uphook.engine.plan"
 local plantext = require "uphook.engine.plantext"
@@ -247,6 +248,7 @@ local function upgrade(o, c, report)
     journal_path = L.journal_path, cache_dir = L.cache_dir,
     ca_file = o.ca_file, plan_fetch = o.plan_fetch, helm_path = o.helm,
     hostname = host, report = report, repo = addon.repo,
+    repository = consent.identity(addon.repo, addon.dir, addon.name),
     -- where nodes.resolv_conf reads this node's resolv.conf files: the
     -- offline world's, or (test-only) UPHOOK_TEST_HOST_ROOT's
     host_root = o.offline and (L.state_dir .. "/offline/host")

@@ -7,14 +7,43 @@
 --- --yes); `--offline`, `plan` and `uphook test` never ask.
 local M = {}
 
----The permissions a hook declares that the saved state does not record.
+---A repository's identity, which the state records beside the grant
+---(docs/state.md "Which repository"): its name and its folder, the one
+---that holds `addons/<addon>` (or `<addon>` directly: `--addons hooks`).
+---A same-named addon of another repository, or of the same name in
+---another folder, is not covered by this grant.
+---@param repo string the repository's name
+---@param addon_dir string the addon's folder
+---@param addon string the addon's name
+---@return string
+function M.identity(repo, addon_dir, addon)
+  local dir = addon_dir:gsub("/+$", "")
+  local suffix = "/addons/" .. addon
+  if dir:sub(-#suffix) == suffix then dir = dir:sub(1, -#suffix - 1)
+  else dir = dir:match("^(.*)/[^/]*$") or dir end
+  return repo .. " " .. dir
+end
+
+-- Does the state's grant cover this run's repository? A run that knows
+-- its repository (the command line's) and a state that records another,
+-- or none (an older uphook's), is not covered: its permissions are asked
+-- again, once. `uphook test` runs know none and keep their seeded grants.
+local function covers(saved, repository)
+  return not repository or (saved and saved.repository) == repository
+end
+M.covers = covers
+
+---The permissions a hook declares that the saved state does not record
+---for this repository.
 ---@param hook {permissions: string[]}
----@param saved {permissions?: string[]}|nil what state.read returned
+---@param saved {permissions?: string[], repository?: string}|nil what state.read returned
+---@param repository? string this run's repository (M.identity)
 ---@return table<string, true> new a set (empty when nothing is new)
 ---@return boolean first true when no upgrade recorded any permissions
-function M.new_permissions(hook, saved)
+---  for this repository
+function M.new_permissions(hook, saved, repository)
   local granted = {}
-  local first = not (saved and saved.permissions)
+  local first = not (saved and saved.permissions and covers(saved, repository))
   for _, p in ipairs(not first and saved.permissions or {}) do
     granted[p] = true
   end
@@ -29,11 +58,13 @@ end
 ---permissions the state records as granted (none on a first upgrade, or
 ---from a state without a record). permissions.now reads it.
 ---@param hook {permissions: string[]}
----@param saved {permissions?: string[]}|nil
+---@param saved {permissions?: string[], repository?: string}|nil
+---@param repository? string this run's repository (M.identity)
 ---@return table<string, true>
-function M.granted(hook, saved)
+function M.granted(hook, saved, repository)
   local recorded, out = {}, {}
-  for _, p in ipairs(saved and saved.permissions or {}) do recorded[p] = true end
+  local perms = covers(saved, repository) and saved and saved.permissions
+  for _, p in ipairs(perms or {}) do recorded[p] = true end
   for _, p in ipairs(hook.permissions or {}) do
     if recorded[p] then out[p] = true end
   end
@@ -53,7 +84,16 @@ function M.question(run, first)
   if #new == 0 and not first then return nil end
   local list = #new > 0 and table.concat(new, ", ") or "none"
   local lines, what
-  if first then
+  if first and run.other_repository ~= nil then
+    lines, what = { string.format("The permissions recorded for %s were "
+      .. "granted %s, not to this one (%s): this upgrade (%s -> %s) asks "
+      .. "for them again: %s.", run.addon, run.other_repository
+        and ("to the repository " .. run.other_repository)
+        or "by an uphook that did not record the repository",
+      tostring(run.repository), run.from, run.to, list) },
+      "the permissions of " .. run.addon .. " from this repository ("
+        .. list .. ")"
+  elseif first then
     lines, what = { string.format("This is the first upgrade of %s by "
       .. "uphook (%s -> %s). Its hook asks for these permissions: %s.",
       run.addon, run.from, run.to, list) },
@@ -101,8 +141,10 @@ function M.ask(run, first, confirm, stop, code)
   local ok, why = confirm(lines, what)
   if ok then return end
   run.refused = true
+  -- "the first upgrade ... needs", "new permissions ... need"
+  local one = what:find("^the first upgrade") ~= nil
   stop(code, string.format("not upgraded: %s need%s your yes (%s); nothing "
-    .. "was changed", what, first and "s" or "", why or "refused"))
+    .. "was changed", what, one and "s" or "", why or "refused"))
 end
 
 ---The sorted list the state records.

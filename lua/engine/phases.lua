@@ -316,8 +316,14 @@ local function body(run, o)
   if not run.plan then lease.lock(run) end
   local saved = state.read(run)
   local first
-  run.new_permissions, first = consent.new_permissions(run.hook, saved)
-  run.granted = consent.granted(run.hook, saved)
+  run.new_permissions, first = consent.new_permissions(run.hook, saved,
+    run.repository)
+  run.granted = consent.granted(run.hook, saved, run.repository)
+  if saved and saved.permissions and not consent.covers(saved,
+      run.repository) then
+    -- recorded for another repository, or without one: asked again
+    run.other_repository = saved.repository or false
+  end
   run.from = find_from(run, saved)
   -- without state, the parameters detect read back from the cluster
   -- stand in for saved ones: the user keeps the settings they enabled with

@@ -50,7 +50,9 @@ function M.read(run)
   return { version = version,
            params = version and yaml_of(d.params, "params") or nil,
            history = yaml_of(d.history, "history"),
-           permissions = version and perms or nil }
+           permissions = version and perms or nil,
+           repository = type(d.repository) == "string" and d.repository
+             ~= "" and d.repository or nil }
 end
 
 local function now_iso(run)
@@ -182,7 +184,9 @@ function M.commit(run, saved)
              params = run.c.yaml.encode(next(run.params) and run.params
                                       or run.c.yaml.array and {} or {}),
              history = run.c.yaml.encode(history),
-             permissions = run.c.yaml.encode(perms) } }
+             permissions = run.c.yaml.encode(perms),
+             -- whose grant `permissions` is (lua/engine/consent.lua)
+             repository = run.repository } }
   local prior = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
   local key = { apiVersion = "v1", kind = "ConfigMap",
     name = cm_name(run.addon), namespace = NS }

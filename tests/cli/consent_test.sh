@@ -100,7 +100,40 @@ expect "y: upgraded" 0 'Upgraded greet from 1\.2\.0 to 1\.3\.0'
 case "$(cm uphook-greet kube-system)" in *'kube:cluster'*) ok "... and kube:cluster is recorded" ;;
   *) not_ok "... and kube:cluster is recorded" ;; esac
 
-# 6. --offline never asks (a first upgrade, no terminal, no --yes)
+# 6. the grant is the repository's (docs/state.md "Which repository"): an
+# addon of the same name in another repository is asked, as is a state an
+# older uphook wrote without the repository, once
+case "$(cm uphook-greet kube-system)" in *"\"repository\": \"repo $R\""*)
+  ok "the state records the repository whose grant it is (name and folder)" ;;
+  *) cm uphook-greet kube-system >"$OUT"; not_ok "the state records the repository whose grant it is (name and folder)" ;; esac
+R2="$TMP/other/repo"; mkdir -p "$TMP/other"; cp -r "$R" "$R2"
+sed -i 's/"1.3.0"/"1.4.0"/; s/from = "1.2.0"/from = "1.3.0"/' "$R2/addons/greet/upgrade.lua"
+run timeout 60 "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --addons "$R2" \
+  --state-dir "$TMP/state" upgrade greet </dev/null
+expect "greet of another repository (same name): asked again, exit 4 without a yes" 4 \
+  "not upgraded: the permissions of greet from this repository \(kube:default, kube:cluster\) need your yes"
+case "$(cm greet default)" in *'"version": "1.3.0"'*) ok "... nothing changed: the cluster keeps 1.3.0" ;;
+  *) not_ok "... nothing changed: the cluster keeps 1.3.0" ;; esac
+tty_run n "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --addons "$R2" --state-dir "$TMP/state" upgrade greet
+expect "... on a terminal the question names the repository the grant was for" 4 \
+  "The permissions recorded for greet were granted to the repository repo $R, not to this one \(repo $R2\)"
+curl -sS -X POST "$CTL/seed" --data-binary @- >/dev/null <<EOF2
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: uphook-greet, namespace: kube-system}
+data: {version: 1.3.0, params: "{}\n", history: "[]\n", permissions: "- kube:cluster\n- kube:default\n"}
+EOF2
+hook 1.4.0 1.3.0 '"kube:default", "kube:cluster"'
+run U upgrade greet </dev/null
+expect "a state without the repository (an older uphook's) grants nothing: exit 4" 4 \
+  "not upgraded: the permissions of greet from this repository"
+run U upgrade --yes greet </dev/null
+expect "... --yes: upgraded, and the state records the repository" 0 'Upgraded greet from 1\.3\.0 to 1\.4\.0'
+hook 1.5.0 1.4.0 '"kube:default", "kube:cluster"'
+run U upgrade greet </dev/null
+expect "... so the next upgrade is not asked again" 0 'Upgraded greet from 1\.4\.0 to 1\.5\.0'
+
+# 7. --offline never asks (a first upgrade, no terminal, no --yes)
 printf 'apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n' >"$TMP/world.yaml"
 hook 1.1.0 1.0.0 '"kube:default", "kube:cluster"'
 run "$UPHOOK" --addons "$R" --offline "$TMP/world.yaml" upgrade greet </dev/null

@@ -256,10 +256,10 @@ expect "recover again: exit 0" 0 "Recovered live"
 run L upgrade live --yes </dev/null
 expect "live: then the upgrade" 0 "Upgraded live from 1.0.0 to 2.0.0"
 lhistory > "$OUT"
-grep -qx 'keys=history,params,permissions,version' "$OUT" \
+grep -qx 'keys=history,params,permissions,repository,version' "$OUT" \
   && grep '^{' "$OUT" | tail -1 | grep -q '"result": "upgraded"' \
   && [ "$(grep -c '^{' "$OUT")" -eq 6 ] \
-  && ok "... the state gets its version and permissions; the history keeps what came before" \
+  && ok "... the state gets its version, permissions and repository; the history keeps what came before" \
   || not_ok "... the state gets its version and permissions; the history keeps what came before"
 
 # a failed run whose history write gets no answer: the warning within its

@@ -125,6 +125,32 @@ t.case("consent.new_permissions and the record are sets of names", function()
   t.eq(consent.record(hook), { "kube:a", "kube:b" })
 end)
 
+t.case("a grant is the repository's: another repository, or none recorded, grants nothing", function()
+  local hook = { permissions = { "kube:a", "kube:b" } }
+  local saved = { permissions = { "kube:a", "kube:b" },
+    repository = "core /var/snap/microk8s/common/addons/core" }
+  local new, first = consent.new_permissions(hook, saved, saved.repository)
+  t.eq(first, false)
+  t.eq(new, {})
+  t.eq(consent.granted(hook, saved, saved.repository),
+    { ["kube:a"] = true, ["kube:b"] = true })
+  new, first = consent.new_permissions(hook, saved, "web /home/u/web-addons")
+  t.eq(first, true)
+  t.eq(new, { ["kube:a"] = true, ["kube:b"] = true })
+  t.eq(consent.granted(hook, saved, "web /home/u/web-addons"), {})
+  saved.repository = nil
+  t.eq(consent.granted(hook, saved, "core /x"), {})
+  t.eq(select(2, consent.new_permissions(hook, saved, "core /x")), true)
+  -- a run that knows no repository (uphook test) keeps the seeded grant
+  t.eq(consent.granted(hook, saved, nil), { ["kube:a"] = true, ["kube:b"] = true })
+end)
+
+t.case("a repository's identity is its name and the folder that holds addons/<addon>", function()
+  t.eq(consent.identity("core", "/var/snap/microk8s/common/addons/core/addons/dns", "dns"),
+    "core /var/snap/microk8s/common/addons/core")
+  t.eq(consent.identity("hooks", "/src/uphook/hooks/dns", "dns"), "hooks /src/uphook/hooks")
+end)
+
 --- Consent comes before power (docs/security.md, "Consent"): until the
 --- user's yes, a Secret's data is read and a request leaves only under
 --- the permissions the state records; the hook declares kube:* and
