@@ -40,7 +40,7 @@ expect "list: detect reads no Secret data and sends nothing (it found 1.0.0)" 0 
   '^repo +leak +\? +1\.0\.0\*'
 
 # at the installed version, with only args:kubelet granted
-state_cm leak 2.0.0 "[args:kubelet]" >>"$TMP/cluster.yaml"
+state_cm leak 2.0.0 "[args:kubelet]" "$TMP/repo" >>"$TMP/cluster.yaml"
 run "$UPHOOK" --addons "$TMP/repo" --offline "$TMP/cluster.yaml" \
   --state-dir "$TMP/s2" plan leak
 expect "plan at the installed version shows the new permissions and what waits for the yes" 0 \

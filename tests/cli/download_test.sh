@@ -153,7 +153,7 @@ expect "plan --plan-fetch, nothing granted yet: no HEAD, after your yes" 0 \
 [ "$(stats /dl/tool-1000.bin)" = 0 ] && ok "plan --plan-fetch, nothing granted: no request" \
   || not_ok "plan --plan-fetch, nothing granted: no request"
 state_cm dl 1.0.0 "[kube:default, bin:tool, 'net:127.0.0.1:$HP', 'net:127.0.0.1:$SP', 'net:127.0.0.1:$WP']" \
-  >>"$S/offline/cluster.yaml"
+  "$REPO" >>"$S/offline/cluster.yaml"
 up "$S" plan --plan-fetch dl --url="$BASE/dl/tool-1000.bin" --sha256="$(psum 1000)"
 expect "plan --plan-fetch: HEAD 200" 0 "HEAD: 200"
 [ "$(stats /dl/tool-1000.bin)" = 1 ] && [ ! -e "$S/offline/bin/tool" ] \

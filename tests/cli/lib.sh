@@ -46,11 +46,15 @@ make_repo() {
     done; } > "$dir/addons.yaml"
 }
 
-# state_cm ADDON VERSION PERMS: the YAML of uphook's state ConfigMap of
-# ADDON at VERSION, PERMS (a YAML flow list) recorded as granted, as a
-# document to append to a fixture
+# state_cm ADDON VERSION PERMS [REPO]: the YAML of uphook's state
+# ConfigMap of ADDON at VERSION, PERMS (a YAML flow list) recorded as
+# granted to the repository in folder REPO (docs/state.md "Which
+# repository"; without REPO, to none: nothing is granted to a live or
+# --offline run), as a document to append to a fixture
 state_cm() {
-  printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-%s, namespace: kube-system}\ndata: {version: %s, permissions: "%s"}\n' "$1" "$2" "$3"
+  _repo=""
+  [ -n "${4:-}" ] && _repo=", repository: \"$(basename "$4") $(cd "$4" && pwd -P)\""
+  printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-%s, namespace: kube-system}\ndata: {version: %s, permissions: "%s"%s}\n' "$1" "$2" "$3" "$_repo"
 }
 
 finish() {

@@ -398,10 +398,13 @@ def main():
         seed += [deployment(n, "default", n + ":1.0.0") for n in ("legacy", "nohook", "hello")]
         # dns's state from an earlier upgrade that was granted kube:kube-system, so
         # `microk8s upgrade dns:8.8.8.8` needs no yes (docs/security.md "Consent");
-        # community/hello's first upgrade gets --yes
+        # community/hello's first upgrade gets --yes; the grant is core's
+        # (docs/state.md "Which repository": its name and folder)
+        core = os.path.realpath(tmp) + "/snap_common/addons/core"
         seed += [{"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": "uphook-dns", "namespace": "kube-system"},
-                  "data": {"version": "1.0.0", "permissions": "- kube:kube-system\n"}}]
+                  "data": {"version": "1.0.0", "permissions": "- kube:kube-system\n",
+                           "repository": "core " + core}}]
         fake.call("POST", "seed", json.dumps(seed))
         s = Snap(tmp, snap, fake)
         test_usage(s)
