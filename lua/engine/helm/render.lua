@@ -141,12 +141,18 @@ function M.template(run, t)
   if not (run.c.helm and run.c.helm.render) then
     error("this uphook was built without Helm rendering (uphook.c.helm)", 0)
   end
-  local out, err = run.c.helm.render { helm = t.helm, args = M.argv(t),
-    values = t.values, timeout = t.timeout or M.TIMEOUT,
+  local out, err, note = run.c.helm.render { helm = t.helm,
+    args = M.argv(t), values = t.values, timeout = t.timeout or M.TIMEOUT,
     max_output = M.MAX_OUTPUT, memory_limit = M.MEMORY }
   if not out then
     error(string.format("helm template of %s failed: %s", t.chart_name
       or t.chart, tostring(err)), 0)
+  end
+  if note and not run.helm_network_noted then
+    -- the kernel refused Helm a network namespace (docs/security.md "The
+    -- render child"): said once per run, in the plan and the upgrade
+    run.helm_network_noted = true
+    run.report:log("warn", note)
   end
   return out
 end
