@@ -112,3 +112,19 @@ t.helm_case("a user's values are kept", function()
     "kube-prom-stack-kube-prome-prometheus", NS)
   t.eq(p and p.spec.retention, "30d")
 end)
+
+t.helm_case("enable's --without-tempo leaves tempo as it is; a values file is refused, naming why", function()
+  local e = enabled()
+  local r = e:upgrade { "--without-tempo" }
+  t.eq(r.code, 0, r.error)
+  t.ok(table.concat(r.log, "\n"):find("helm release tempo: left as it is "
+    .. "(--without-tempo)", 1, true), table.concat(r.log, "\n"))
+  t.eq(e:state().params["without-tempo"], "true")
+  t.eq(revisions(e, "tempo"), { ["1"] = "deployed" })
+  local f = enabled()
+  r = f:upgrade { "--kube-prometheus-stack-values=/root/kps.yaml" }
+  t.eq(r.code, 2)
+  t.match(r.error, "the upgrade keeps the values the kube%-prom%-stack release "
+    .. "was installed with")
+  t.eq(revisions(f, "kube-prom-stack"), { ["1"] = "deployed" })
+end)

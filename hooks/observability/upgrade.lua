@@ -45,6 +45,30 @@ local ROLLOUTS = {
   { "DaemonSet", "kube-prom-stack-prometheus-node-exporter" },
 }
 
+--- enable's options: --<chart>-values FILE is refused (the release
+--- keeps the values enable was given, and a hook reads no file outside
+--- its folder); --without-tempo leaves tempo as it is, installed or not.
+local function values_param(c, opt)
+  return { default = "",
+    description = "enable's " .. c.chart .. " values file: kept in the "
+      .. "release; not taken by the upgrade",
+    check = function(v)
+      if v == "" then return true end
+      return false, string.format("--%s %s: the upgrade keeps the values "
+        .. "the %s release was installed with, %s's file included; to "
+        .. "change them, microk8s enable observability --%s %s after it",
+        opt, v, c.release, opt, opt, v)
+    end }
+end
+
+local PARAMS = {
+  ["without-tempo"] = { type = "flag", default = "false",
+    description = "leave tempo as it is (enable's --without-tempo)" },
+}
+for _, c in ipairs { KPS, OTHERS[1], OTHERS[2] } do
+  PARAMS[c.chart .. "-values"] = values_param(c, c.chart .. "-values")
+end
+
 local function chart_file(c)
   return "charts/" .. c.chart .. "-" .. c.version .. ".tgz"
 end
@@ -91,6 +115,7 @@ return {
   permissions = { "kube:observability", "kube:kube-system", "kube:cluster",
     "kube:privileged", "args:kube-scheduler", "args:kube-controller-manager",
     "args:kube-proxy", "restart:kubelite" },
+  params = PARAMS,
 
   detect = function()
     local rel = release(KPS)
@@ -105,11 +130,13 @@ return {
     end
   end,
 
-  upgrade = function()
+  upgrade = function(ctx)
     upgrade_release(KPS, release(KPS))
     for _, c in ipairs(OTHERS) do
       local rel = release(c)
-      if rel and rel.chart.version ~= c.version then
+      if c.release == "tempo" and ctx.params["without-tempo"] == "true" then
+        log.info("helm release tempo: left as it is (--without-tempo)")
+      elseif rel and rel.chart.version ~= c.version then
         upgrade_release(c, rel)
       end
     end
