@@ -171,12 +171,14 @@ spec:
   storageClassName: microk8s-hostpath
   resources: {requests: {storage: 3Gi}}
 """
-# the state of an earlier upgrade that was granted kube:default: the
-# consent to new permissions (docs/security.md "Consent") does not ask before the data loss
+# the state of an earlier upgrade that was granted kube:default, by this
+# repository (docs/state.md "Which repository"): the consent to new
+# permissions (docs/security.md "Consent") does not ask before the data loss
 for a in ("dl", "dl0"):
     PVC += ("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: uphook-%s, "
             "namespace: kube-system}\ndata: {version: 1.0.0, permissions: "
-            "\"- kube:default\\n\"}\n" % a)
+            "\"- kube:default\\n\", repository: \"repo %s\"}\n"
+            % (a, os.path.realpath(REPO)))
 
 fake = Fake(TMP)
 check("the fake API server started", fake.port is not None)
