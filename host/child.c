@@ -269,7 +269,7 @@ static int stub_call(lua_State *L)
   ok = lua_toboolean(L, -1);
   lua_rawgeti(L, -2, 3);
   if (!ok && lua_istable(L, -1)) {
-    /* an error value {code, reason, message, ...} (lua/core/errors.lua) */
+    /* an error value {code, reason, message, ...} (lua/core/hookerror.lua) */
     luaL_setmetatable(L, ERROR_MT);
     return lua_error(L);
   }

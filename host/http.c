@@ -433,7 +433,7 @@ static void push_result(lua_State *L, const char *path, const char *hex,
 }
 
 /* nil, message, reason, HTTP status (for an HTTP error only): the
- * parts of the error value a hook sees (lua/core/errors.lua). */
+ * parts of the error value a hook sees (lua/core/hookerror.lua). */
 static int push_fail(lua_State *L, const char *msg, uh_err rc, long status)
 {
   static const char *const reasons[UH_ELAST] = {

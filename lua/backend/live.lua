@@ -20,7 +20,7 @@
 ---   cluster agent (uphook.c.agent: verified TLS, the callback token in C,
 ---   requests in parallel); their kubelet configuration through the API
 ---   server's node proxy (configz).
-local apierror = require "uphook.core.apierror"
+local kubeerror = require "uphook.core.kubeerror"
 local fieldset = require "uphook.core.fieldset"
 local kinds = require "uphook.core.kinds"
 local tables = require "uphook.core.tables"
@@ -34,9 +34,9 @@ M.AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;" ..
 M.REQUEST_TIMEOUT = 30      -- seconds, one request with its retries
 M.APPLY_TYPE = "application/apply-patch+yaml"
 
-local Error = apierror.Error
+local Error = kubeerror.Error
 M.Error = Error
-local api_error = apierror.new
+local api_error = kubeerror.new
 
 local function raise(e) error(e, 0) end
 
@@ -225,7 +225,7 @@ function Live:_resolve(arg, level)
     info = self:_find(av, kind)
   end
   if info then return info end
-  raise(av and apierror.no_match(kind, av) or apierror.unknown_kind(kind))
+  raise(av and kubeerror.no_match(kind, av) or kubeerror.unknown_kind(kind))
 end
 
 --- Paths -------------------------------------------------------------------
@@ -263,7 +263,7 @@ end
 
 -- Check a request body and resolve its kind (as the mock does).
 function Live:_body(obj, what)
-  local info, md = apierror.check_body(obj, what, 3, function(arg)
+  local info, md = kubeerror.check_body(obj, what, 3, function(arg)
     return self:_resolve(arg, 5)
   end)
   return info, md, norm_ns(info, md.namespace)

@@ -542,7 +542,7 @@ function M.main(o)
   if o.temporary_dir then c.sys.rmtree(o.temporary_dir) end
   local err
   if not ok then
-    err = require("uphook.core.errors").message(code)
+    err = require("uphook.core.hookerror").message(code)
     report:error(err)
     code = engine.EARLY
   end

@@ -152,7 +152,7 @@ function M.rows(o, c, report)
   local okc, backend = pcall(Backend.connect, o, c, report, L)
   local problem
   if not okc then
-    problem, backend = require("uphook.core.errors").message(backend), nil
+    problem, backend = require("uphook.core.hookerror").message(backend), nil
   else
     -- one time limit for the whole command (--timeout, default 15 s)
     if backend.set_deadline then backend:set_deadline(o.limits.deadline) end

@@ -6,7 +6,7 @@
 --- world. `kind` is a Kind (`Deployment`) or `group/version/Kind`
 --- (`apps/v1/Deployment`); cluster-scoped objects take namespace nil. API
 --- errors are raised as `{code=, reason=, message=, details=}`, exactly
---- what the API server's Status says (lua/core/apierror.lua).
+--- what the API server's Status says (lua/core/kubeerror.lua).
 
 ---@class uphook.ApplyOptions
 ---@field dry_run? boolean a server dry run: nothing is stored

@@ -16,7 +16,7 @@
 ---   (apply_many), else one by one up to the first failure; the results
 ---   in order.
 local kinds = require "uphook.core.kinds"
-local apierror = require "uphook.core.apierror"
+local kubeerror = require "uphook.core.kubeerror"
 local fieldset = require "uphook.core.fieldset"
 local plan = require "uphook.engine.plan"
 local rollback = require "uphook.engine.rollback"
@@ -262,10 +262,10 @@ end
 -- a JSON patch of managedFields under the resourceVersion it was read
 -- at. One refused as stale (a controller wrote the object since) is read
 -- again, its upgrade made anew from what it is now, and sent again, as
--- kubectl's migrateToSSAIfNecessary does, at most apierror.CONFLICT_TRIES
+-- kubectl's migrateToSSAIfNecessary does, at most kubeerror.CONFLICT_TRIES
 -- times in all. Each item's it.current becomes what the server stores.
 local function csa_upgrades(run, up)
-  for try = 1, apierror.CONFLICT_TRIES do
+  for try = 1, kubeerror.CONFLICT_TRIES do
     local reqs = {}
     for i, it in ipairs(up) do
       reqs[i] = { kind = kinds.gvk(it.obj), name = it.key.name,
@@ -277,8 +277,8 @@ local function csa_upgrades(run, up)
       local r = done[i]
       if r and r.ok then
         it.current = r.stored
-      elseif r and not (apierror.is_conflict(r.error)
-                        and try < apierror.CONFLICT_TRIES) then
+      elseif r and not (kubeerror.is_conflict(r.error)
+                        and try < kubeerror.CONFLICT_TRIES) then
         error(r.error, 0)
       else   -- stale, or never sent (one by one, after a stale one)
         if r then

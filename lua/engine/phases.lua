@@ -13,7 +13,7 @@ local rollback = require "uphook.engine.rollback"
 local plan = require "uphook.engine.plan"
 local state = require "uphook.engine.state"
 local R = require "uphook.core.run"
-local errors = require "uphook.core.errors"
+local hookerror = require "uphook.core.hookerror"
 local lease = require "uphook.engine.lease"
 local nodes = require "uphook.engine.nodes"
 local consent = require "uphook.engine.consent"
@@ -98,7 +98,7 @@ end
 
 ---The broker's handler of a run: each call from the hook through
 ---`dispatch` (prims.dispatch), every result handed back, an error as the
----value the hook sees (lua/core/errors.lua).
+---value the hook sees (lua/core/hookerror.lua).
 ---@param run uphook.Run
 ---@param dispatch? fun(run: uphook.Run, name: string, args: table): ... (default prims.dispatch)
 ---@return fun(name: string, args: table): ...
@@ -110,7 +110,7 @@ function M.handler(run, dispatch)
     end
     local res = table.pack(pcall(dispatch, run, name, args))
     if res[1] then return table.unpack(res, 2, res.n) end
-    error(errors.wire(res[2], name), 0)
+    error(hookerror.wire(res[2], name), 0)
   end
 end
 
@@ -398,7 +398,7 @@ end
 local function fail(run, err)
   if not R.is_stop(err) then
     err = { code = run.changed and M.FAILED or M.EARLY,
-            message = errors.message(err) }
+            message = hookerror.message(err) }
   end
   run.error = err.message
   if err.code == M.FAILED or run.changed then

@@ -5,7 +5,7 @@
 --- made. Undo walks the records in reverse. `uphook recover` replays a
 --- journal left by a crashed run through the same undo.
 local kinds = require "uphook.core.kinds"
-local apierror = require "uphook.core.apierror"
+local kubeerror = require "uphook.core.kubeerror"
 local tables = require "uphook.core.tables"
 local lease = require "uphook.engine.lease"
 local nodes = require "uphook.engine.nodes"
@@ -157,9 +157,9 @@ local function backup_path(journal_path, b)
   return dir .. "/" .. b, dir, b
 end
 
---- A write refused as stale is read again and retried (apierror).
-local CONFLICT_TRIES = apierror.CONFLICT_TRIES
-local conflict = apierror.is_conflict
+--- A write refused as stale is read again and retried (kubeerror).
+local CONFLICT_TRIES = kubeerror.CONFLICT_TRIES
+local conflict = kubeerror.is_conflict
 
 --- Left alone: the change is not undone and the run ends with exit 6.
 local function left_alone(why)

@@ -10,7 +10,7 @@ local timefmt = require "uphook.core.timefmt"
 local rollback = require "uphook.engine.rollback"
 local lease = require "uphook.engine.lease"
 local consent = require "uphook.engine.consent"
-local errors = require "uphook.core.errors"
+local hookerror = require "uphook.core.hookerror"
 
 local M = {}
 
@@ -144,7 +144,7 @@ function M.note(run, entry, pending)
   if not ok then
     run.report:log("warn", string.format("could not record the %s run in "
       .. "the history of ConfigMap %s/%s: %s", entry.result, NS,
-      cm_name(run.addon), errors.message(err)))
+      cm_name(run.addon), hookerror.message(err)))
   end
 end
 

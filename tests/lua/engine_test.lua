@@ -198,7 +198,7 @@ end)
 
 t.case("a conflict that never clears fails the upgrade, bounded, and "
   .. "names the object", function()
-  local tries = require("uphook.core.apierror").CONFLICT_TRIES
+  local tries = require("uphook.core.kubeerror").CONFLICT_TRIES
   -- a controller's bookkeeping: no field a client writes changes, so
   -- undo finds the object as it was
   local e, stats = csa_env(tries, function(o, n)

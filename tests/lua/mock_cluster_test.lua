@@ -637,7 +637,7 @@ t.case("NotFound, AlreadyExists, Conflict messages", function()
     b:replace{ apiVersion = "apps/v1", kind = "Deployment",
                metadata = { name = "x", namespace = NS } }
   end)
-  t.ok(require("uphook.core.apierror").is(e), "an API error table, got "
+  t.ok(require("uphook.core.kubeerror").is(e), "an API error table, got "
     .. type(e))
   t.eq(e.code, 404)
   t.eq(e.reason, "NotFound")

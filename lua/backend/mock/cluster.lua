@@ -45,8 +45,8 @@ local ssa = require "uphook.backend.mock.ssa"
 local schema = require "uphook.backend.mock.schema"
 local tables = require "uphook.core.tables"
 local names = require "uphook.core.kinds"
-local apierror = require "uphook.core.apierror"
-local errors = require "uphook.backend.mock.errors"
+local kubeerror = require "uphook.core.kubeerror"
+local refusals = require "uphook.backend.mock.refusals"
 local validate = require "uphook.backend.mock.validate"
 local ctl = require "uphook.backend.mock.controllers"
 local clockmod = require "uphook.backend.mock.clock"
@@ -181,17 +181,17 @@ function Cluster:_resolve(arg)
   local b = kinds.builtin[kind]
   if not av then
     local info = b or self.custom_kind[kind]
-    if not info then raise(errors.unknown_kind(kind)) end
+    if not info then raise(kubeerror.unknown_kind(kind)) end
     return info
   end
   local group, version = names.split_api_version(av)
   if b and b.group == group then
     if b.version == version then return b end
-    raise(errors.no_match(kind, av))
+    raise(kubeerror.no_match(kind, av))
   end
   local c = self.custom[group .. "/" .. kind]
   if c and kinds.serves(c, version) then return c end
-  raise(errors.no_match(kind, av))
+  raise(kubeerror.no_match(kind, av))
 end
 
 function Cluster:_refresh_custom()
@@ -228,7 +228,7 @@ end
 function Cluster:_check_namespace(info, ns)
   if not info.namespaced or M.BUILTIN_NAMESPACES[ns] then return end
   if not self:_lookup(kinds.builtin.Namespace, ns, nil) then
-    raise(errors.not_found(kinds.builtin.Namespace, ns))
+    raise(refusals.not_found(kinds.builtin.Namespace, ns))
   end
 end
 
@@ -275,7 +275,7 @@ end
 
 function Cluster:_admit_update(info, old, new)
   local errs = validate.update(info, old, new)
-  if #errs > 0 then raise(errors.invalid(info, old.metadata.name, errs)) end
+  if #errs > 0 then raise(refusals.invalid(info, old.metadata.name, errs)) end
   if info.kind == "PersistentVolumeClaim" then
     local g = validate.get
     local a = validate.quantity(g(old, "spec", "resources", "requests",
@@ -286,7 +286,7 @@ function Cluster:_admit_update(info, old, new)
       local sc = self:_lookup(kinds.builtin.StorageClass,
                               g(new, "spec", "storageClassName") or "", nil)
       if not (sc and sc.allowVolumeExpansion == true) then
-        raise(errors.forbidden(info, old.metadata.name,
+        raise(refusals.forbidden(info, old.metadata.name,
           "only dynamically provisioned pvc can be resized and the " ..
           "storageclass that provisions the pvc must support resize"))
       end
@@ -319,7 +319,7 @@ function Cluster:_new_object(info, obj)
   md.namespace = norm_ns(info, md.namespace)
   if info.status then new.status = nil end
   local errs = validate.create(info, new)
-  if #errs > 0 then raise(errors.invalid(info, md.name, errs)) end
+  if #errs > 0 then raise(refusals.invalid(info, md.name, errs)) end
   md.uid = self:_next_uid()
   md.creationTimestamp = self.clock:timestamp()
   if info.gen then md.generation = 1 end
@@ -328,7 +328,7 @@ end
 
 -- Check a request body and resolve its kind.
 function Cluster:_body(obj, what)
-  return apierror.check_body(obj, what, 3, function(arg)
+  return kubeerror.check_body(obj, what, 3, function(arg)
     return self:_resolve(arg)
   end)
 end
@@ -457,10 +457,10 @@ end
 function Cluster:_preconditions(info, md, old)
   if md.resourceVersion ~= nil and md.resourceVersion ~= self.null
       and md.resourceVersion ~= old.metadata.resourceVersion then
-    raise(errors.conflict(info, md.name))
+    raise(refusals.conflict(info, md.name))
   end
   if md.uid ~= nil and md.uid ~= self.null and md.uid ~= old.metadata.uid then
-    raise(errors.uid_conflict(md.uid, old.metadata.uid))
+    raise(refusals.uid_conflict(md.uid, old.metadata.uid))
   end
 end
 
@@ -496,7 +496,7 @@ function Cluster:apply(obj, opts)
   opts = opts or {}
   local info, md = self:_body(obj, "apply")
   if md.managedFields ~= nil and md.managedFields ~= self.null then
-    raise(errors.bad_request("metadata.managedFields must be nil"))
+    raise(kubeerror.bad_request("metadata.managedFields must be nil"))
   end
   local dry = opts.dry_run
   local ns = norm_ns(info, md.namespace)
@@ -619,7 +619,7 @@ function Cluster:create(obj, opts)
         string.format("%05x", (self.uids * 7919 + n) % 0xfffff)
     until not self:_lookup(info, body.metadata.name, ns)
   elseif self:_lookup(info, md.name, ns) then
-    raise(errors.already_exists(info, md.name))
+    raise(refusals.already_exists(info, md.name))
   end
   local new = self:_new_object(info, body)
   defaults(info, new)
@@ -643,10 +643,10 @@ function Cluster:replace(obj, opts)
   local info, md = self:_body(obj, "replace")
   local ns = norm_ns(info, md.namespace)
   local old = self:_lookup(info, md.name, ns)
-  if not old then raise(errors.not_found(info, md.name)) end
+  if not old then raise(refusals.not_found(info, md.name)) end
   if md.resourceVersion ~= nil and md.resourceVersion ~= self.null
       and md.resourceVersion ~= old.metadata.resourceVersion then
-    raise(errors.conflict(info, md.name))
+    raise(refusals.conflict(info, md.name))
   end
   local note = {}
   local new = copy(obj, self.null, true, note)
@@ -679,10 +679,10 @@ function Cluster:set_managed_fields(kind, name, namespace, managed_fields,
                                     resource_version)
   local info = self:_resolve(kind)
   local old = self:_lookup(info, name, norm_ns(info, namespace))
-  if not old then raise(errors.not_found(info, name)) end
+  if not old then raise(refusals.not_found(info, name)) end
   if resource_version ~= nil
       and resource_version ~= old.metadata.resourceVersion then
-    raise(errors.conflict(info, name))
+    raise(refusals.conflict(info, name))
   end
   local mf = fieldmanager.given(managed_fields, self.array_mt)
   if equal(mf, old.metadata.managedFields) then return self:_copy(old) end

@@ -13,7 +13,7 @@
 --- managedFields starts from them, and `[{}]` clears them.
 local fieldset = require "uphook.core.fieldset"
 local ssa = require "uphook.backend.mock.ssa"
-local apierror = require "uphook.core.apierror"
+local kubeerror = require "uphook.core.kubeerror"
 local tables = require "uphook.core.tables"
 
 local M = {}
@@ -174,7 +174,7 @@ local function conflict_error(conflicts, managers)
     msg = string.format("Apply failed with %d conflicts: %s", #found,
       table.concat(lines, "\n"))
   end
-  return apierror.new(409, "Conflict", msg, { causes = causes })
+  return kubeerror.new(409, "Conflict", msg, { causes = causes })
 end
 
 -- The typed value the field manager works on: the object without

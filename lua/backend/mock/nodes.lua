@@ -6,7 +6,7 @@
 --- Methods of the mock cluster (lua/backend/mock/cluster.lua installs them).
 local kinds = require "uphook.backend.mock.kinds"
 local tables = require "uphook.core.tables"
-local errors = require "uphook.backend.mock.errors"
+local refusals = require "uphook.backend.mock.refusals"
 local validate = require "uphook.backend.mock.validate"
 local ctl = require "uphook.backend.mock.controllers"
 
@@ -33,7 +33,7 @@ end
 ---@return table|nil kubeletconfig, table|nil err
 function Nodes:kubelet_config(name)
   if not self:get("v1/Node", name) then
-    return nil, errors.not_found(kinds.builtin.Node, name)
+    return nil, refusals.not_found(kinds.builtin.Node, name)
   end
   return self.agents:kubelet_config(name)
 end

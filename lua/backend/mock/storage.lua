@@ -3,7 +3,7 @@
 --- allocated (the requested one kept when free), a new PVC given the
 --- default StorageClass, a Secret's stringData folded into data. Methods
 --- of the mock cluster (lua/backend/mock/cluster.lua installs them).
-local errors = require "uphook.backend.mock.errors"
+local refusals = require "uphook.backend.mock.refusals"
 local validate = require "uphook.backend.mock.validate"
 local ctl = require "uphook.backend.mock.controllers"
 
@@ -45,7 +45,7 @@ function Cluster:_service_ip(info, obj, old)
     want = self:_alloc_ip()
     spec.clusterIP = want
   elseif not old and self.ips[want] then
-    raise(errors.invalid(info, obj.metadata.name, {
+    raise(refusals.invalid(info, obj.metadata.name, {
       string.format('spec.clusterIPs: Invalid value: []string{"%s"}: ' ..
         'failed to allocate IP %s: provided IP is already allocated',
         want, want) }))

@@ -14,7 +14,7 @@ local plan = require "uphook.engine.plan"
 local wait = require "uphook.engine.wait"
 local kube = require "uphook.engine.prims.kube"
 local args = require "uphook.engine.prims.args"
-local errors = require "uphook.core.errors"
+local hookerror = require "uphook.core.hookerror"
 local kinds = require "uphook.core.kinds"
 local tables = require "uphook.core.tables"
 local record = require "uphook.engine.helm.record"
@@ -288,7 +288,7 @@ local function wait_hook(run, h, timeout)
       end, timeout, w.fn)
   end)
   if not seen and ok_ == nil then
-    errors.raise("Timeout", string.format("timeout after %gs waiting for %s",
+    hookerror.raise("Timeout", string.format("timeout after %gs waiting for %s",
       timeout, what))
   end
   return ok_, why

@@ -5,7 +5,7 @@
 local rollback = require "uphook.engine.rollback"
 local plan = require "uphook.engine.plan"
 local names = require "uphook.core.names"
-local errors = require "uphook.core.errors"
+local hookerror = require "uphook.core.hookerror"
 local nodes = require "uphook.engine.nodes"
 local args = require "uphook.engine.prims.args"
 local permissions = require "uphook.engine.permissions"
@@ -43,7 +43,7 @@ end
 
 --- A failed operation on a file: an error value naming it (`root:rel`).
 local function fs_ok(path, v, err, ...)
-  if v == nil and err then errors.raise("IOError", err, { path = path }) end
+  if v == nil and err then hookerror.raise("IOError", err, { path = path }) end
   return v, err, ...
 end
 
@@ -51,7 +51,7 @@ end
 --- answered, its HTTP status.
 local function net_ok(url, v, err, reason, status)
   if v == nil and err then
-    errors.raise(reason or "NetworkError", err, { url = url,
+    hookerror.raise(reason or "NetworkError", err, { url = url,
       code = math.tointeger(status) })
   end
   return v
@@ -154,7 +154,7 @@ local function charge_state(run, dir, rel, old, new, fname)
     or 0
   local used = run.state_used - blocks(old) + blocks(new) + folders * 4096
   if new ~= nil and used > quota then
-    errors.raise("QuotaExceeded", string.format("%s(state:%s): the addon's "
+    hookerror.raise("QuotaExceeded", string.format("%s(state:%s): the addon's "
       .. "state: files would take %d bytes, more than --state-quota (%d "
       .. "bytes)", fname, rel, used, quota), { path = "state:" .. rel })
   end

@@ -5,7 +5,7 @@ local batch = require "uphook.engine.batch"
 local plan = require "uphook.engine.plan"
 local kinds = require "uphook.core.kinds"
 local names = require "uphook.core.names"
-local errors = require "uphook.core.errors"
+local hookerror = require "uphook.core.hookerror"
 local wait = require "uphook.engine.wait"
 local consent = require "uphook.engine.consent"
 local args = require "uphook.engine.prims.args"
@@ -365,7 +365,7 @@ function H.kube_rollout(run, kind, name, namespace, opts)
     end, timeout, w.fn)
   end)
   if not ok then
-    errors.raise("Timeout", string.format("timeout after %gs waiting for "
+    hookerror.raise("Timeout", string.format("timeout after %gs waiting for "
       .. "the rollout of %s %s: %s", timeout, kind,
       kinds.joinname(name, namespace), last and status or "it does not exist"))
   end
@@ -408,7 +408,7 @@ function H.kube_wait(run, kind, name, namespace, opts)
     end, timeout, w.fn)
   end)
   if not ok then
-    errors.raise("Timeout", string.format("timeout after %gs waiting for "
+    hookerror.raise("Timeout", string.format("timeout after %gs waiting for "
       .. "%s %s to be %s (last seen: %s)", timeout, kind,
       kinds.joinname(name, namespace), opts.condition, seen))
   end

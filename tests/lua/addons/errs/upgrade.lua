@@ -1,4 +1,4 @@
---- A probe for tests/lua/errors_test.lua: `--case NAME` runs one
+--- A probe for tests/lua/hookerror_test.lua: `--case NAME` runs one
 --- scenario and logs what the hook saw as JSON (`seen {...}`).
 local retry = require "retry"
 

@@ -1,23 +1,19 @@
---- uphook.backend.mock.errors: Kubernetes Status errors as the mock raises them,
---- built on uphook.core.apierror (the tables both backends raise).
+--- uphook.backend.mock.refusals: the mock API server's refusals of a
+--- request on one object (404 NotFound, 409 AlreadyExists and Conflict,
+--- 422 Invalid, 403 Forbidden), named by its kind as the API server names
+--- them. They are uphook.core.kubeerror's errors, which also has the
+--- refusals that name no object (400, a kind nobody serves).
 local kinds = require "uphook.backend.mock.kinds"
 
-local apierror = require "uphook.core.apierror"
+local kubeerror = require "uphook.core.kubeerror"
 
 local M = {}
-
-M.Error = apierror.Error
-M.new = apierror.new
-M.is = apierror.is
-M.bad_request = apierror.bad_request
-M.no_match = apierror.no_match
-M.unknown_kind = apierror.unknown_kind
 
 ---404: `deployments.apps "x" not found`.
 ---@param info KindInfo
 ---@param name string
 function M.not_found(info, name)
-  return M.new(404, "NotFound",
+  return kubeerror.new(404, "NotFound",
     string.format('%s "%s" not found', kinds.resource(info), name))
 end
 
@@ -25,7 +21,7 @@ end
 ---@param info KindInfo
 ---@param name string
 function M.already_exists(info, name)
-  return M.new(409, "AlreadyExists",
+  return kubeerror.new(409, "AlreadyExists",
     string.format('%s "%s" already exists', kinds.resource(info), name))
 end
 
@@ -33,7 +29,7 @@ end
 ---@param info KindInfo
 ---@param name string
 function M.conflict(info, name)
-  return M.new(409, "Conflict", string.format(
+  return kubeerror.new(409, "Conflict", string.format(
     'Operation cannot be fulfilled on %s "%s": the object has been ' ..
     'modified; please apply your changes to the latest version and try ' ..
     'again', kinds.resource(info), name))
@@ -44,7 +40,7 @@ end
 ---@param have string the object's uid
 ---@return ApiError
 function M.uid_conflict(want, have)
-  return M.new(409, "Conflict", string.format(
+  return kubeerror.new(409, "Conflict", string.format(
     "Precondition failed: UID in precondition: %s, UID in object meta: %s",
     want, have))
 end
@@ -76,7 +72,7 @@ function M.invalid(info, name, causes)
   for i, c in ipairs(causes) do list[i] = cause(c) end
   local details = { name = name, kind = info.kind, causes = list }
   if info.group ~= "" then details.group = info.group end
-  return M.new(422, "Invalid", string.format('%s "%s" is invalid: %s',
+  return kubeerror.new(422, "Invalid", string.format('%s "%s" is invalid: %s',
     kinds.qualified(info), name, body), details)
 end
 
@@ -85,7 +81,7 @@ end
 ---@param name string
 ---@param why string
 function M.forbidden(info, name, why)
-  return M.new(403, "Forbidden", string.format('%s "%s" is forbidden: %s',
+  return kubeerror.new(403, "Forbidden", string.format('%s "%s" is forbidden: %s',
     kinds.resource(info), name, why))
 end
 

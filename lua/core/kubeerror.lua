@@ -1,4 +1,4 @@
---- uphook.core.apierror: Kubernetes API errors as both backends raise them,
+--- uphook.core.kubeerror: Kubernetes API errors as both backends raise them,
 --- and the request-body checks they share (the one home of their texts).
 ---
 --- An error is a table {code, reason, message[, details]} whose message
@@ -15,7 +15,7 @@ local M = {}
 local Error = {}
 Error.__index = Error
 Error.__tostring = function(e) return e.message end
-Error.__name = "uphook.core.apierror"
+Error.__name = "uphook.core.kubeerror"
 M.Error = Error
 
 ---Make an error table.

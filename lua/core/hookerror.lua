@@ -1,4 +1,4 @@
---- uphook.core.errors: the error values a hook inspects, and error messages
+--- uphook.core.hookerror: the error values a hook inspects, and error messages
 --- without the engine's own positions (docs/reference.md, "Errors").
 ---
 --- A primitive whose request failed in the world (the API server, the

@@ -3,7 +3,7 @@
 -- message, details, url or path; tostring(err) is the message; error(err)
 -- re-raises it; no message carries an engine position.
 local t = require "uphook.test"
-local errors = require "uphook.core.errors"
+local hookerror = require "uphook.core.hookerror"
 local json = require "uphook.c.json"
 
 local function run(case, extra)
@@ -113,15 +113,15 @@ t.case("no engine position reaches the hook: a bad argument reads as one", funct
   t.eq(s.text, "bad argument #1 to 'apply' (object #1 (ConfigMap x): metadata.labels must be a map, got string)")
 end)
 
-t.case("errors.wire: engine positions are removed and the primitive named", function()
-  t.eq(errors.wire("lua/engine/prims.lua:426: attempt to index a nil value", "kube.apply"),
+t.case("hookerror.wire: engine positions are removed and the primitive named", function()
+  t.eq(hookerror.wire("lua/engine/prims.lua:426: attempt to index a nil value", "kube.apply"),
     "kube.apply: attempt to index a nil value")
-  t.eq(errors.wire("@lua/backend/mock/cluster.lua:9: lua/backend/live.lua:3: x", "kube.get"), "kube.get: x")
-  t.eq(errors.wire("permission denied: x", "kube.apply"), "permission denied: x")
-  local w = errors.wire(setmetatable({ code = 409, reason = "Conflict",
+  t.eq(hookerror.wire("@lua/backend/mock/cluster.lua:9: lua/backend/live.lua:3: x", "kube.get"), "kube.get: x")
+  t.eq(hookerror.wire("permission denied: x", "kube.apply"), "permission denied: x")
+  local w = hookerror.wire(setmetatable({ code = 409, reason = "Conflict",
     message = "lua/backend/live.lua:1: m", details = { causes = { { field = "a" } } },
     extra = function() end }, { __tostring = function() return "m" end }), "kube.apply")
   t.eq(w, { code = 409, reason = "Conflict", message = "m",
     details = { causes = { { field = "a" } } } })
-  t.eq(errors.message({ message = "lua/engine/phases.lua:12: boom" }), "boom")
+  t.eq(hookerror.message({ message = "lua/engine/phases.lua:12: boom" }), "boom")
 end)
