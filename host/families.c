@@ -13,6 +13,7 @@
 #include "kube.h"
 #include "sys.h"
 #include "tables.h"
+#include "testpoint.h"
 #include "yaml.h"
 
 const struct uh_family uh_families[] = {
@@ -29,6 +30,7 @@ const struct uh_family uh_families[] = {
   { "uphook.c.kube", luaopen_uphook_kube },
   { "uphook.c.sys", luaopen_uphook_sys },
   { "uphook.c.tables", luaopen_uphook_tables },
+  { "uphook.c.testpoint", luaopen_uphook_testpoint },
   { "uphook.c.yaml", luaopen_uphook_yaml },
   { NULL, NULL }
 };

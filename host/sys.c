@@ -19,7 +19,6 @@
 #include "osutil.h"
 #include "sys.h"
 #include "arena.h"
-#include "json.h"
 
 #define MAX_READ (256u << 20)
 
@@ -353,16 +352,6 @@ static int sys_getenv(lua_State *L)
   return 1;
 }
 
-/* sys.event_log(line): the test-only log of --output json events
- * (UPHOOK_TEST_EVENT_LOG; host/json.c) */
-static int sys_event_log(lua_State *L)
-{
-  size_t n;
-  const char *s = luaL_checklstring(L, 1, &n);
-  uh_json_event_log(s, n);
-  return 0;
-}
-
 /* Workers of `uphook test -j`: fork, a pipe each way, read to EOF. */
 static int sys_fork(lua_State *L)
 {
@@ -438,18 +427,17 @@ static int sys_nproc(lua_State *L)
   return 1;
 }
 
-/* Test-only crash injection (UPHOOK_CRASH_AFTER): die at once, as a
- * power cut would, leaving the journal for `uphook recover`. */
-static int sys_crash(lua_State *L)
+/* The end of a forked test worker: _exit, so the stdio buffers and the
+ * Lua state it shares with its parent are not flushed or closed twice. */
+static int sys_exit_now(lua_State *L)
 {
-  _exit((int)luaL_optinteger(L, 1, 99));
+  _exit((int)luaL_optinteger(L, 1, 0));
 }
 
 static const luaL_Reg sys_funcs[] = {
   { "alive", sys_alive },
-  { "crash", sys_crash },
-  { "event_log", sys_event_log },
   { "exec", sys_exec },
+  { "exit_now", sys_exit_now },
   { "fdclose", sys_fdclose },
   { "fdreadall", sys_fdreadall },
   { "fdwrite", sys_fdwrite },

@@ -27,7 +27,7 @@ local function new_report(o, c)
     term_dumb = o.term_dumb, no_color = o.no_color, plan = o.command == "plan",
     verbosity = o.verbosity, write = writer(io.stdout),
     ewrite = writer(io.stderr), json = c.json, clock = c.sys.wall,
-    event_log = c.sys.event_log }
+    event_log = c.testpoint.event_log }
 end
 
 local function must(v, err)

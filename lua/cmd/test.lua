@@ -250,7 +250,7 @@ local function run_parallel(list, W, opts)
         sys.fdwrite(wfd, json.encode(r) .. "\n")
       end
       if opts.before_fork then opts.before_fork() end
-      sys.crash(0)
+      sys.exit_now(0)
     end
     sys.fdclose(wfd)
     workers[k] = { pid = pid, fd = rfd }

@@ -4,7 +4,7 @@
 local M = {}
 
 local NAMES = { "agent", "argsfile", "broker", "cli", "fs", "hash", "helm", "http",
-  "journal", "json", "kube", "sys", "yaml" }
+  "journal", "json", "kube", "sys", "testpoint", "yaml" }
 
 local loaded
 

@@ -99,7 +99,7 @@ function M.changed(run)
   run.changed = true
   run.nchanges = (run.nchanges or 0) + 1
   if run.crash_after and run.nchanges == run.crash_after then
-    run.c.sys.crash(99)
+    run.c.testpoint.crash(99)
   end
 end
 
