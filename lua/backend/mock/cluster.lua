@@ -40,7 +40,6 @@
 --- Everything returned is a deep copy; everything stored is a deep copy.
 local kinds = require "uphook.backend.mock.kinds"
 local fieldmanager = require "uphook.backend.mock.fieldmanager"
-local fieldset = require "uphook.core.fieldset"
 local ssa = require "uphook.backend.mock.ssa"
 local schema = require "uphook.backend.mock.schema"
 local tables = require "uphook.core.tables"
@@ -83,6 +82,13 @@ M.BUILTIN_NAMESPACES = { default = true, ["kube-system"] = true,
 
 --- The field manager of uphook's writes (docs/contract.md §4).
 M.MANAGER = names.FIELD_MANAGER
+
+-- a fixture's objects stored as the cluster would have made them, and
+-- who made what no request wrote: _seed_all, _seed, _seed_owner
+local seeder = require "uphook.backend.mock.seed"
+seeder.install(Cluster, M.BUILTIN_NAMESPACES)
+--- The manager of a fixture's object that kubectl applied client side.
+M.CLIENT_SIDE_APPLY = seeder.CLIENT_SIDE_APPLY
 
 local function raise(e) error(e, 0) end
 
@@ -139,28 +145,6 @@ function M.new(opts)
   end
   if opts.objects then self:_seed_all(opts.objects) end
   return self
-end
-
-function Cluster:_seed_all(objs)
-  self.seeding = true        -- Pods at the end, where the fixture has none
-  -- CRDs first, so custom resources in the same fixture resolve.
-  for _, o in ipairs(objs) do
-    if type(o) == "table" and o.kind == "CustomResourceDefinition" then
-      self:_seed(o)
-    end
-  end
-  for _, o in ipairs(objs) do
-    if type(o) ~= "table" or o.kind ~= "CustomResourceDefinition" then
-      self:_seed(o)
-    end
-  end
-  -- the workloads' Pods, where the fixture lists none of them
-  self.seeding = nil
-  for kind in pairs(ctl.POD_OWNERS) do
-    for _, w in pairs(self.store["apps/" .. kind] or {}) do
-      if not self:_has_pods(w) then self:_sync_pods(w) end
-    end
-  end
 end
 
 -- Deep copy keeping the null sentinel itself, FieldsV1 shared
@@ -245,7 +229,7 @@ function Cluster:_next_uid()
 end
 -- The API defaults (a decoded request gets them before the field
 -- manager sees it, an applied one after the merge).
-local function defaults(info, obj)
+function Cluster:_defaults(info, obj)
   if not info.versions then ctl.defaults(info.kind, obj) end
 end
 
@@ -366,91 +350,6 @@ function Cluster:_fm(manager, api_version, extra)
   return o
 end
 
--- Who made an object of a fixture that has no managedFields: the
--- controllers and kubelet made what they make, the API server its own
--- namespaces and Service; kubectl apply (client side, as `microk8s
--- enable` runs it) the rest, with its last-applied-configuration.
-local SYSTEM_MADE = { Node = "kubelet", Pod = "kube-controller-manager",
-  ReplicaSet = "kube-controller-manager",
-  ControllerRevision = "kube-controller-manager",
-  Endpoints = "kube-controller-manager",
-  EndpointSlice = "kube-controller-manager",
-  Event = "kube-controller-manager",
-  PersistentVolume = "kube-controller-manager" }
-M.CLIENT_SIDE_APPLY = "kubectl-client-side-apply"
-
-function Cluster:_seed_owner(info, obj)
-  local md = obj.metadata
-  local who = not info.versions and SYSTEM_MADE[info.kind]
-  if not who and ((info.kind == "Namespace" and not info.versions
-                   and M.BUILTIN_NAMESPACES[md.name])
-                  or (info.kind == "Service" and md.name == "kubernetes"
-                      and md.namespace == "default")) then
-    who = "kube-apiserver"
-  end
-  if not who then
-    who = M.CLIENT_SIDE_APPLY
-    local a = type(md.annotations) == "table" and md.annotations or nil
-    if self.json_encode and not (a and a[fieldset.LAST_APPLIED]) then
-      local applied = names.clean(obj)
-      local amd = applied.metadata
-      amd.annotations = a and shallow(a) or nil
-      if amd.annotations then amd.annotations[fieldset.LAST_APPLIED] = nil end
-      if amd.annotations and next(amd.annotations) == nil then
-        amd.annotations = nil
-      end
-      if not info.namespaced then amd.namespace = nil end
-      md.annotations = a or {}
-      md.annotations[fieldset.LAST_APPLIED] = self.json_encode(applied) .. "\n"
-    end
-  end
-  local content = shallow(obj)
-  if info.status then content.status = nil end
-  fieldmanager.update(self.ssa, self:_ref(info), nil, content,
-                      self:_fm(who, obj.apiVersion, { sent = {} }))
-  md.managedFields = content.metadata.managedFields
-end
-
---- Seeding ---------------------------------------------------------------
-
-function Cluster:_seed(o)
-  if type(o) ~= "table" or type(o.apiVersion) ~= "string"
-      or type(o.kind) ~= "string" or type(o.metadata) ~= "table"
-      or type(o.metadata.name) ~= "string" then
-    error("mock cluster: a fixture object needs apiVersion, kind and " ..
-          "metadata.name", 3)
-  end
-  local info = self:_resolve(o.apiVersion .. "/" .. o.kind)
-  -- stored as the API server stores what it decodes: a null field (an
-  -- empty `data:` in a manifest) is no field
-  local obj = copy(self:_copy(o), self.null, true)
-  local md = obj.metadata
-  md.namespace = norm_ns(info, md.namespace)
-  if md.uid == nil then md.uid = self:_next_uid() end
-  if md.creationTimestamp == nil or md.creationTimestamp == self.null then
-    md.creationTimestamp = self.clock:timestamp()
-  end
-  if info.gen and md.generation == nil then md.generation = 1 end
-  local rv = tonumber(md.resourceVersion)
-  if rv and rv > self.rv then self.rv = math.floor(rv) end
-  defaults(info, obj)
-  if md.managedFields == nil or md.managedFields == self.null then
-    self:_seed_owner(info, obj)
-  end
-  self:_storage(info, obj, nil)
-  local given = md.resourceVersion
-  self:_put(info, obj)
-  if given ~= nil then md.resourceVersion = given end
-  if info.kind == "CustomResourceDefinition" then self:_refresh_custom() end
-  -- A fixture without status describes a settled cluster.
-  if obj.status == nil then
-    local before = md.resourceVersion
-    self:_reconcile(info, obj)
-    local cur = self:_lookup(info, md.name, md.namespace)
-    cur.metadata.resourceVersion = before   -- ours: made just now
-  end
-end
-
 --- Backend ---------------------------------------------------------------
 
 -- The preconditions a body may carry: metadata.resourceVersion and uid.
@@ -529,7 +428,7 @@ function Cluster:apply(obj, opts)
   if not old then
     local mf = new.metadata.managedFields
     new = self:_new_object(info, new)
-    defaults(info, new)
+    self:_defaults(info, new)
     new.metadata.managedFields = mf
     self:_storage(info, new, nil)
     if dry then return self:_copy(new), "created" end
@@ -539,7 +438,7 @@ function Cluster:apply(obj, opts)
     return out, "created"
   end
   keep_server_meta(new, old)
-  defaults(info, new)
+  self:_defaults(info, new)
   self:_storage(info, new, old)
   if not changed then
     -- no field changed (defaults and storage are idempotent on what is
@@ -622,7 +521,7 @@ function Cluster:create(obj, opts)
     raise(refusals.already_exists(info, md.name))
   end
   local new = self:_new_object(info, body)
-  defaults(info, new)
+  self:_defaults(info, new)
   fieldmanager.update(self.ssa, self:_ref(info), nil, new,
     self:_fm(opts and opts.manager, obj.apiVersion,
              { sent = body.metadata.managedFields }))
@@ -657,7 +556,7 @@ function Cluster:replace(obj, opts)
   keep_server_meta(new, old)
   new.metadata.managedFields = nil
   if info.status then new.status = self:_copy(old.status) end
-  defaults(info, new)
+  self:_defaults(info, new)
   fieldmanager.update(self.ssa, self:_ref(info), old, new,
     self:_fm(opts and opts.manager, obj.apiVersion, { sent = sent }))
   self:_storage(info, new, old)

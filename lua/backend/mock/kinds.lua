@@ -5,6 +5,7 @@
 --- `from_crd`.
 local schema = require "uphook.backend.mock.schema"
 local ssa = require "uphook.backend.mock.ssa"
+local crdschema = require "uphook.backend.mock.crdschema"
 
 local M = {}
 
@@ -195,17 +196,17 @@ end
 -- Converted schemas, by the (never changed) schema table of a stored CRD.
 local converted = setmetatable({}, { __mode = "k" })
 
----The type of a custom kind at `version` (uphook.mock.ssa.from_openapi
----of the CRD version's openAPIV3Schema), converted once per schema.
+---The type of a custom kind at `version` (crdschema.from_openapi of the
+---CRD version's openAPIV3Schema), converted once per schema.
 ---@param info KindInfo
 ---@param version string
 ---@return table
 function M.custom_ref(info, version)
   local src = info.schemas and info.schemas[version]
-  if not src then return ssa.from_openapi(nil) end
+  if not src then return crdschema.from_openapi(nil) end
   local ref = converted[src]
   if not ref then
-    ref = ssa.from_openapi(src)
+    ref = crdschema.from_openapi(src)
     converted[src] = ref
   end
   return ref
