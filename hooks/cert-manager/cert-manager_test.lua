@@ -59,8 +59,8 @@ local ADOPT = { label = "Helm", name = "cert-manager", namespace = NS }
 
 -- The cluster enable left at 838a4ec: Helm's release of chart v1.17.1
 -- over the fixture's node and user data (the manifest's objects gone),
--- made by fixtures/enable-v1.17.1.lua in one world and carried, object
--- by object as Helm wrote them, into a world of this hook.
+-- made by fixtures/enable-v1.17.1.lua in one world and copied, object
+-- by object as Helm wrote them, into a world of this hook (env:copy_to).
 local function helm_env()
   local function fresh(hook)
     local w = env { hook = hook }
@@ -76,18 +76,8 @@ local function helm_env()
   local enable = fresh("fixtures/enable-v1.17.1.lua")
   local r = enable:upgrade {}
   t.eq(r.code, 0, r.error)
-  local e, crds, rest = fresh(), {}, {}
-  for _, o in pairs(enable:snapshot()) do
-    local md = o.metadata
-    md.managedFields, md.resourceVersion, md.uid = nil, nil, nil
-    md.creationTimestamp, md.generation = nil, nil
-    if not (o.kind == "ConfigMap" and md.name == "uphook-cert-manager") then
-      local list = o.kind == "CustomResourceDefinition" and crds or rest
-      list[#list + 1] = o
-    end
-  end
-  e:apply(crds, { manager = "helm" })
-  e:apply(rest, { manager = "helm" })
+  local e = fresh()
+  enable:copy_to(e)
   return e
 end
 

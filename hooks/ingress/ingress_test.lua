@@ -50,33 +50,10 @@ local function enabled(args)
   return enable
 end
 
--- The objects of world `from` that `keep` selects, carried into `to` as
--- Helm wrote them (CRDs first).
-local function carry(from, to, keep)
-  local first = { CustomResourceDefinition = 1, Namespace = 2 }
-  local lists = { {}, {}, {} }
-  for _, o in pairs(from:snapshot()) do
-    local md = o.metadata
-    md.managedFields, md.resourceVersion, md.uid = nil, nil, nil
-    md.creationTimestamp, md.generation = nil, nil
-    if keep(o) then
-      local list = lists[first[o.kind] or 3]
-      list[#list + 1] = o
-    end
-  end
-  for _, list in ipairs(lists) do
-    if #list > 0 then to:apply(list, { manager = "helm" }) end
-  end
-  return to
-end
-
 -- Traefik 39.0.8 as enable installs it, in a world of this hook.
 local function traefik_env(args)
-  local e = carry(enabled(args), t.env { addon = ".", nodes = NODE },
-    function(o)
-      return o.kind ~= "Node" and not (o.kind == "ConfigMap"
-        and o.metadata.name == "uphook-ingress")
-    end)
+  local e = t.env { addon = ".", nodes = NODE }
+  enabled(args):copy_to(e)
   e:apply(INGRESS)
   return e
 end
@@ -143,9 +120,7 @@ t.helm_case("the plan shows nginx's DaemonSet deleted before Traefik's is create
   -- The Gateway API and Traefik CRDs already there: this engine's plan
   -- dry-runs the chart's Gateway and IngressRoute, whose kinds must be
   -- served (planning a kind the plan's own CRDs bring is not in it yet)
-  carry(enabled(), e, function(o)
-    return o.kind == "CustomResourceDefinition"
-  end)
+  enabled():copy_to(e, { kinds = { "CustomResourceDefinition" } })
   local before = e:snapshot()
   local r = e:plan {}
   t.eq(r.code, 0, r.error)

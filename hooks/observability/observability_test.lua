@@ -9,33 +9,14 @@ local t = require "uphook.test"
 local NS = "observability"
 local NODE = { "mk8s-node-1" }
 
--- The objects of world `from`, carried into `to` as Helm wrote them
--- (CRDs, then Namespaces, then the rest).
-local function carry(from, to)
-  local first = { CustomResourceDefinition = 1, Namespace = 2 }
-  local lists = { {}, {}, {} }
-  for _, o in pairs(from:snapshot()) do
-    local md = o.metadata
-    md.managedFields, md.resourceVersion, md.uid = nil, nil, nil
-    md.creationTimestamp, md.generation = nil, nil
-    if o.kind ~= "Node" and not (o.kind == "ConfigMap"
-        and md.name == "uphook-observability") then
-      local list = lists[first[o.kind] or 3]
-      list[#list + 1] = o
-    end
-  end
-  for _, list in ipairs(lists) do
-    if #list > 0 then to:apply(list, { manager = "helm" }) end
-  end
-  return to
-end
-
 local function enabled(args)
   local enable = t.env { addon = ".", hook = "fixtures/enable-f689811.lua",
                          nodes = NODE }
   local r = enable:upgrade(args or {})
   t.eq(r.code, 0, r.error)
-  return carry(enable, t.env { addon = ".", nodes = NODE })
+  local e = t.env { addon = ".", nodes = NODE }
+  enable:copy_to(e)
+  return e
 end
 
 local function revisions(e, name)

@@ -100,7 +100,7 @@ local ENV_METHODS = { upgrade = true, plan = true, get = true, list = true,
   calls = true, changes = true, snapshot = true, stall = true,
   unstall = true, apply = true, patch = true, delete = true,
   clear_faults = true, restarts = true, fail = true,
-  kubelet_config = true }
+  kubelet_config = true, copy_to = true }
 
 -- What crosses back to the child: plain data (a run's record stays here).
 local function plain_result(method, ...)
@@ -143,6 +143,13 @@ local function test_requests(session)
       if method == "fail" then
         session.faults[#session.faults + 1] = env:fail(a[3])
         return #session.faults
+      end
+      if method == "copy_to" then   -- the child sends an environment's id
+        local to = type(a[3]) == "table" and session.envs[a[3].id]
+        if not to then
+          error("env:copy_to: to must be an environment (t.env)", 0)
+        end
+        a[3] = to
       end
       return plain_result(method, env[method](env, table.unpack(a, 3, n)))
     end

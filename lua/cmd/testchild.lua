@@ -34,7 +34,7 @@ end
 local METHODS = { "upgrade", "plan", "get", "list", "state", "seed_state",
   "args", "file", "files", "calls", "changes", "snapshot", "stall",
   "unstall", "apply", "patch", "delete", "clear_faults", "restarts",
-  "kubelet_config" }
+  "kubelet_config", "copy_to" }
 
 local Env = {}
 Env.__index = Env

@@ -667,6 +667,48 @@ function Env:snapshot(opts)
   return out
 end
 
+---Copy this world's objects into the world `to` as one install would
+---create them: its snapshot (`env:snapshot()`) without managedFields,
+---CustomResourceDefinitions first, then Namespaces, then the rest, applied
+---by `opts.manager` (default `helm`). Its Nodes stay (`to` has its own),
+---and so does uphook's state of this addon; `opts.kinds` copies only the
+---kinds it lists. Returns the objects `to` stored.
+---@param to table the environment copied into
+---@param opts? {kinds?: string[], manager?: string}
+---@return table[]
+function Env:copy_to(to, opts)
+  opts = opts or {}
+  check_keys("env:copy_to: opts", opts, { kinds = true, manager = true }, 2)
+  local only
+  if opts.kinds then
+    only = {}
+    for _, k in ipairs(opts.kinds) do only[k] = true end
+  end
+  local first = { CustomResourceDefinition = 1, Namespace = 2 }
+  local lists, keys = { {}, {}, {} }, {}
+  local all = self:snapshot()
+  for key in pairs(all) do keys[#keys + 1] = key end
+  table.sort(keys)
+  for _, key in ipairs(keys) do
+    local o = all[key]
+    if o.kind ~= "Node" and (not only or only[o.kind])
+        and not (o.kind == "ConfigMap"
+                 and o.metadata.name == lease.name(self.name)) then
+      o.metadata.managedFields = nil
+      local list = lists[first[o.kind] or 3]
+      list[#list + 1] = o
+    end
+  end
+  local out = {}
+  for _, list in ipairs(lists) do
+    if #list > 0 then
+      for _, o in ipairs(to:apply(list, { manager = opts.manager or "helm" }))
+      do out[#out + 1] = o end
+    end
+  end
+  return out
+end
+
 ---The node's files of an env (args:, bin:, state:), "root:path" -> bytes.
 ---@return table<string, string>
 function Env:files()

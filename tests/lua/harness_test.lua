@@ -489,3 +489,42 @@ t.case("a confined file: two cases of one name, a load error, an env made "
   t.match(out, "x_test%.lua:3: env:upgrade: this environment is gone: an "
     .. "environment lives for the case that made it")
 end)
+
+-- A world another tool installed, made by copying (env:copy_to): what a
+-- hook's test starts from after its installer ran in another world.
+local GADGETS = { apiVersion = "apiextensions.k8s.io/v1",
+  kind = "CustomResourceDefinition",
+  metadata = { name = "gadgets.copy.example.com" },
+  spec = { group = "copy.example.com", scope = "Namespaced",
+    names = { plural = "gadgets", singular = "gadget", kind = "Gadget",
+              listKind = "GadgetList" },
+    versions = { { name = "v1", served = true, storage = true,
+      schema = { openAPIV3Schema = { type = "object",
+        ["x-kubernetes-preserve-unknown-fields"] = true } } } } } }
+
+t.case("env:copy_to copies a world as one install makes it: CRDs first, by helm, not its Nodes nor uphook's state", function()
+  local from = hello()
+  t.eq(from:upgrade({}).code, 0, "the hook ran: its state is saved")
+  from:apply { GADGETS,
+    { apiVersion = "v1", kind = "Namespace", metadata = { name = "shop" } },
+    { apiVersion = "copy.example.com/v1", kind = "Gadget",
+      metadata = { name = "g", namespace = "shop" }, spec = { size = 3 } } }
+  local to = t.env { addon = "addons/hello", nodes = { "other-node" } }
+  local stored = from:copy_to(to)
+  t.ok(#stored >= 4, "the CRD, the Namespace, the Gadget, the ConfigMap")
+  t.eq(to:get("copy.example.com/v1/Gadget", "g", "shop").spec, { size = 3 })
+  local cm = to:get("ConfigMap", "hello", "default")
+  t.eq(cm.data, { color = "blue" })
+  t.eq(cm.metadata.managedFields[1].manager, "helm")
+  t.eq(to:state(), nil, "uphook's state of the addon is not copied")
+  local nodes = {}
+  for _, n in ipairs(to:list("Node")) do nodes[#nodes + 1] = n.metadata.name end
+  t.eq(nodes, { "other-node" })
+
+  local crds = t.env { addon = "addons/hello", nodes = { "other-node" } }
+  from:copy_to(crds, { kinds = { "CustomResourceDefinition" },
+                       manager = "installer" })
+  t.eq(crds:get("ConfigMap", "hello", "default"), nil, "only the kinds given")
+  t.eq(crds:get("CustomResourceDefinition", "gadgets.copy.example.com")
+    .metadata.managedFields[1].manager, "installer")
+end)

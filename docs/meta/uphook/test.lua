@@ -302,6 +302,18 @@ function Env:unstall(kind, name, namespace) end
 ---@return table<string, uphook.Object>
 function Env:snapshot(opts) end
 
+---Copy this world's objects into the world `to` as one install would
+---create them: its snapshot (`env:snapshot()`) without managedFields,
+---CustomResourceDefinitions first, then Namespaces, then the rest, applied
+---by `opts.manager` (default `helm`). Its Nodes stay (`to` has its own),
+---and so does uphook's state of this addon; `opts.kinds` copies only the
+---kinds it lists. A world where another tool installed the addon is made
+---so: run its installer in one world, copy it into the hook's.
+---@param to uphook.test.Env the environment copied into
+---@param opts? {kinds?: string[], manager?: string}
+---@return uphook.Object[] stored what `to` stored
+function Env:copy_to(to, opts) end
+
 ---A fresh mock world for one hook run. An unknown key (of `o`, `state`,
 ---a `nodes` entry or a download), or a value of the wrong type, is an
 ---error naming it.
