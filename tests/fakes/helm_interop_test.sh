@@ -15,6 +15,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$HERE/../.." && . tests/cli/fake_api.sh
 fake_tmp helm_interop_test
 . tests/fakes/checks.sh      # ok, notok, check, check_fail
+. tests/fakes/helm_web.sh    # run_helm, web_templates
 ROOT=$(pwd)
 UPHOOK=${UPHOOK:-$ROOT/build/uphook}
 BIN=${HELM_BIN_DIR:-build/helm}
@@ -25,12 +26,8 @@ skip() {
   else echo "skip - $1"; fi
 }
 
-# h ARGS...: this round's Helm on this round's server, with its own HOME
-h() {
-  HOME=$TMP/home HELM_CACHE_HOME=$TMP/home/cache \
-    HELM_CONFIG_HOME=$TMP/home/config HELM_DATA_HOME=$TMP/home/data \
-    KUBECONFIG=$KC timeout 120 "$HELM" "$@"
-}
+# h ARGS...: this round's Helm on this round's server (run_helm)
+h() { run_helm secret "$@"; }
 
 # The chart "web": a Deployment, a ConfigMap from its values and a
 # pre-install/pre-upgrade hook Job; 0.2.0 adds a key to the ConfigMap and
@@ -40,61 +37,9 @@ chart() {
   mkdir -p "$c/templates"
   printf 'apiVersion: v2\nname: web\nversion: %s\nappVersion: "%s"\n' "$1" "$1" \
     >"$c/Chart.yaml"
-  printf 'replicas: 1\ngreeting: hello\n' >"$c/values.yaml"
-  cat >"$c/templates/deployment.yaml" <<'EOF'
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels: {app: {{ .Release.Name }}}
-  template:
-    metadata:
-      labels: {app: {{ .Release.Name }}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-EOF
-  cat >"$c/templates/configmap.yaml" <<EOF
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ .Release.Name }}-config
-data:
-  greeting: {{ .Values.greeting | quote }}
-$( [ "$1" = 0.1.0 ] || echo '  added: "in 0.2.0"' )
-EOF
-  [ "$1" = 0.1.0 ] || cat >"$c/templates/service.yaml" <<'EOF'
-apiVersion: v1
-kind: Service
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  selector: {app: {{ .Release.Name }}}
-  ports:
-  - port: 80
-EOF
-  cat >"$c/templates/hook.yaml" <<'EOF'
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {{ .Release.Name }}-migrate
-  annotations:
-    helm.sh/hook: pre-install,pre-upgrade
-    helm.sh/hook-delete-policy: before-hook-creation
-spec:
-  backoffLimit: 0
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: migrate
-        image: busybox:1.36
-        command: ["true"]
-EOF
+  printf 'replicas: 1\nimage: nginx:1.27\ngreeting: hello\n' >"$c/values.yaml"
+  web_templates "$c" "$1"
+  [ "$1" = 0.1.0 ] && rm "$c/templates/service.yaml"   # 0.2.0 adds it
   HOME=$TMP/home "$H3" package "$c" -d "$TMP/charts" >/dev/null \
     && echo "$TMP/charts/web-$1.tgz"
 }

@@ -15,18 +15,12 @@ cd "$HERE/../.." && . tests/cli/fake_api.sh
 fake_tmp helm_test
 
 . tests/fakes/checks.sh      # ok, notok, check, check_fail
+. tests/fakes/helm_web.sh    # run_helm, web_templates
 
-# h ARGS...: this round's Helm on this round's server, with its own HOME,
-# caches and config, bounded in time; hcm: the same with the release
-# stored in ConfigMaps
+# h ARGS...: this round's Helm on this round's server (run_helm); hcm:
+# the same with the release stored in ConfigMaps
 h() { run_helm secret "$@"; }
 hcm() { run_helm configmap "$@"; }
-run_helm() {
-  drv=$1; shift
-  HOME=$TMP/home HELM_CACHE_HOME=$TMP/home/cache HELM_CONFIG_HOME=$TMP/home/config \
-    HELM_DATA_HOME=$TMP/home/data HELM_DRIVER=$drv KUBECONFIG=$KC \
-    timeout 120 "$HELM" "$@"
-}
 
 # The chart: a Deployment, a Service and a ConfigMap from its values,
 # MetalLB's CRDs in crds/ and an IPAddressPool, and a pre-install/pre-upgrade
@@ -46,45 +40,7 @@ replicas: 1
 image: nginx:1.27
 greeting: hello
 EOF
-  cat >"$c/templates/deployment.yaml" <<'EOF'
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-  labels: {app: {{ .Release.Name }}}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels: {app: {{ .Release.Name }}}
-  template:
-    metadata:
-      labels: {app: {{ .Release.Name }}}
-    spec:
-      containers:
-      - name: web
-        image: {{ .Values.image }}
-        ports:
-        - containerPort: 80
-EOF
-  cat >"$c/templates/service.yaml" <<'EOF'
-apiVersion: v1
-kind: Service
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  selector: {app: {{ .Release.Name }}}
-  ports:
-  - port: 80
-EOF
-  cat >"$c/templates/configmap.yaml" <<EOF
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ .Release.Name }}-config
-data:
-  greeting: {{ .Values.greeting | quote }}
-$( [ "$1" = 0.1.0 ] || echo '  added: "in 0.2.0"' )
-EOF
+  web_templates "$c" "$1"
   mkdir -p "$c/crds"
   cp tests/data/corpus/addons/metallb/v0.14.9/crd.yaml "$c/crds/"  # 7 real CRDs
   cat >"$c/templates/pool.yaml" <<'EOF'
@@ -94,24 +50,6 @@ metadata:
   name: {{ .Release.Name }}
 spec:
   addresses: ["10.64.140.43-10.64.140.49"]
-EOF
-  cat >"$c/templates/hook.yaml" <<'EOF'
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {{ .Release.Name }}-migrate
-  annotations:
-    helm.sh/hook: pre-install,pre-upgrade
-    helm.sh/hook-delete-policy: before-hook-creation
-spec:
-  backoffLimit: 0
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: migrate
-        image: busybox:1.36
-        command: ["true"]
 EOF
   echo "$c"
 }
