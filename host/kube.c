@@ -446,6 +446,32 @@ static void reap(lua_State *L, client *c, mreq *ms, double timeout,
   }
 }
 
+/* The requests of request_many left without an answer (nil in the
+ * results at stack index 4: the server asked to retry, or the connection
+ * failed), each tried again alone with request's retries. */
+static void retry_alone(lua_State *L, client *c, mreq *ms, lua_Integer n,
+                        double timeout)
+{
+  for (lua_Integer i = 1; i <= n; i++) {
+    if (lua_rawgeti(L, 4, i) == LUA_TNIL) {        /* to be retried */
+      int k = do_request(L, c, &ms[i - 1].r, timeout);
+      lua_createtable(L, 0, 2);
+      if (lua_isnil(L, -1 - k)) {
+        lua_pushvalue(L, -1 - k + 1);
+        lua_setfield(L, -2, "error");
+      } else {
+        lua_pushvalue(L, -1 - k);
+        lua_setfield(L, -2, "status");
+        lua_pushvalue(L, -1 - k + 1);
+        lua_setfield(L, -2, "body");
+      }
+      lua_rawseti(L, 4, i);
+      lua_pop(L, k);
+    }
+    lua_pop(L, 1);
+  }
+}
+
 /* client:request_many(requests, timeout_s, parallel): at most parallel
  * (1 to POOL, default 4) at once over
  * kept connections (HTTP/2 streams where the server speaks it); the
@@ -497,24 +523,7 @@ static int client_request_many(lua_State *L)
     if (inflight > 0 && running > 0)
       curl_multi_poll(c->m, NULL, 0, 200, NULL);
   }
-  for (lua_Integer i = 1; i <= n; i++) {
-    if (lua_rawgeti(L, 4, i) == LUA_TNIL) {        /* to be retried */
-      int k = do_request(L, c, &ms[i - 1].r, timeout);
-      lua_createtable(L, 0, 2);
-      if (lua_isnil(L, -1 - k)) {
-        lua_pushvalue(L, -1 - k + 1);
-        lua_setfield(L, -2, "error");
-      } else {
-        lua_pushvalue(L, -1 - k);
-        lua_setfield(L, -2, "status");
-        lua_pushvalue(L, -1 - k + 1);
-        lua_setfield(L, -2, "body");
-      }
-      lua_rawseti(L, 4, i);
-      lua_pop(L, k);
-    }
-    lua_pop(L, 1);
-  }
+  retry_alone(L, c, ms, n, timeout);
   lua_settop(L, 4);
   return 1;
 }

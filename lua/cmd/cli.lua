@@ -119,52 +119,61 @@ local function refuse_disabled(o, c, report, backend)
   end
 end
 
+-- The outcome of a plan that ran: the plan, as text or a plan event.
+local function print_plan(o, c, report, code, run)
+  local h = plan.header(run)
+  local arr = c.json.array    -- an empty list is [] in JSON, not {}
+  if not report:event({ event = "plan", addon = run.addon, from = run.from,
+      to = run.to, description = h.description,
+      permissions = arr(h.permissions), entries = arr(run.entries),
+      impact = arr(plantext.impacts(run.entries)),
+      summary = plan.summary(run.entries) }) then
+    -- at the installed version a plan is "Nothing to do", unless the
+    -- hook asks for new permissions or waited for the yes: then its
+    -- header and what waits for the yes are shown (docs/security.md)
+    if run.noop and not (next(run.new_permissions or {}) or run.withheld)
+    then
+      io.stdout:write(string.format("Plan for %s %s -> %s\nNothing to "
+        .. "do.\n", run.addon, tostring(run.from), tostring(run.to)))
+    else
+      io.stdout:write(plantext.render(run.entries, { header = h,
+        full = o.full, null = run.null }))
+    end
+  end
+  report:event({ event = "result", code = code, addon = run.addon,
+    from = run.from, to = run.to, noop = run.noop or nil })
+end
+
+-- The outcome of an upgrade that ended well: what changed, and how long
+-- it took.
+local function print_upgraded(o, c, report, code, run, secs)
+  if run.noop then    -- "nothing to do" was said; JSON gets its result
+    report:event({ event = "result", code = code, addon = run.addon,
+      from = run.from, to = run.to, noop = true, seconds = secs })
+  else
+    if not report:event({ event = "result", code = code, addon = run.addon,
+        from = run.from, to = run.to,
+        changes = c.json.array(plan.changes(run.entries)),
+        summary = plan.summary(run.entries), seconds = secs }) then
+      if o.verbosity >= 0 then
+        io.stdout:write(plantext.render(run.entries, { changed_only = true,
+          null = run.null }))
+      end
+      report:outcome(string.format("Upgraded %s from %s to %s in %.2f s. "
+        .. "State: ConfigMap kube-system/uphook-%s.", run.addon, run.from,
+        run.to, secs, run.addon))
+    end
+  end
+end
+
 local function print_outcome(o, c, report, code, run)
   report:clear_status()     -- the status line goes before the outcome
   if o.command == "plan" and code == engine.OK then
-    local h = plan.header(run)
-    local arr = c.json.array    -- an empty list is [] in JSON, not {}
-    if not report:event({ event = "plan", addon = run.addon, from = run.from,
-        to = run.to, description = h.description,
-        permissions = arr(h.permissions), entries = arr(run.entries),
-        impact = arr(plantext.impacts(run.entries)),
-        summary = plan.summary(run.entries) }) then
-      -- at the installed version a plan is "Nothing to do", unless the
-      -- hook asks for new permissions or waited for the yes: then its
-      -- header and what waits for the yes are shown (docs/security.md)
-      if run.noop and not (next(run.new_permissions or {}) or run.withheld)
-      then
-        io.stdout:write(string.format("Plan for %s %s -> %s\nNothing to "
-          .. "do.\n", run.addon, tostring(run.from), tostring(run.to)))
-      else
-        io.stdout:write(plantext.render(run.entries, { header = h,
-          full = o.full, null = run.null }))
-      end
-    end
-    report:event({ event = "result", code = code, addon = run.addon,
-      from = run.from, to = run.to, noop = run.noop or nil })
-    return
+    return print_plan(o, c, report, code, run)
   end
   local secs = run.elapsed or 0
   if code == engine.OK then
-    if run.noop then    -- "nothing to do" was said; JSON gets its result
-      report:event({ event = "result", code = code, addon = run.addon,
-        from = run.from, to = run.to, noop = true, seconds = secs })
-    else
-      if not report:event({ event = "result", code = code, addon = run.addon,
-          from = run.from, to = run.to,
-          changes = c.json.array(plan.changes(run.entries)),
-          summary = plan.summary(run.entries), seconds = secs }) then
-        if o.verbosity >= 0 then
-          io.stdout:write(plantext.render(run.entries, { changed_only = true,
-            null = run.null }))
-        end
-        report:outcome(string.format("Upgraded %s from %s to %s in %.2f s. "
-          .. "State: ConfigMap kube-system/uphook-%s.", run.addon, run.from,
-          run.to, secs, run.addon))
-      end
-    end
-    return
+    return print_upgraded(o, c, report, code, run, secs)
   end
   report:error(run.error or "failed")
   if run.trace and o.verbosity > 0 then

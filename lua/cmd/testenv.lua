@@ -242,6 +242,65 @@ local function node_world(env, o, tmp, node_files, node_faults)
   end
 end
 
+-- t.env's options checked, each error raised at the line of t.env's
+-- caller.
+local function check_env_opts(o)
+  if type(o) ~= "table" or type(o.addon) ~= "string" then
+    error("t.env: addon (the addon folder) is required", 3)
+  end
+  check_keys("t.env", o, ENV_KEYS, 3)
+  if o.state ~= nil then check_state("t.env: state", o.state, 4) end
+  if o.args ~= nil then check_args("t.env: args", o.args, 4) end
+  for k, want in pairs(ENV_KEYS) do
+    if o[k] ~= nil and type(o[k]) ~= want then
+      error(string.format("t.env: %s must be a %s, got a %s%s", k, want,
+        type(o[k]), k == "cluster" and " (one YAML file; shape variants "
+        .. "with env:apply, env:patch, env:delete)" or ""), 3)
+    end
+  end
+  if o.name ~= nil and (type(o.name) ~= "string" or o.name == "") then
+    error("t.env: name must be the addon's name (a string)", 3)
+  end
+  if o.hook ~= nil and (o.hook:sub(1, 1) == "/" or o.hook:find("%.%.")
+      or not o.hook:find("%.lua$")) then
+    error("t.env: hook must be a .lua file inside the addon folder, "
+      .. "relative to it, got " .. string.format("%q", o.hook), 3)
+  end
+end
+
+-- t.env's `files`, written into the env's roots.
+local function write_files(env, files)
+  for path, text in pairs(files) do
+    local root, rel = tostring(path):match("^(%a+):(.+)$")
+    if not FILE_ROOTS[root] or type(text) ~= "string" then
+      error(string.format('t.env: files: "%s" must be args:, bin: or '
+        .. "state:<path> = <content>", tostring(path)), 3)
+    end
+    assert(ctx.c.fs.write(env.roots[root], rel, text))
+  end
+end
+
+-- t.env's `downloads`, as the mock transfer backend takes them.
+local function downloads_of(list)
+  local dl = {}
+  for url, d in pairs(list) do
+    if type(d) == "table" then
+      check_keys("t.env: downloads[" .. tostring(url) .. "]", d,
+        { file = true, body = true, status = true }, 3)
+    elseif type(d) ~= "string" then
+      error("t.env: downloads[" .. tostring(url) .. "] must be a fixture "
+        .. "path or {file=, body=, status=}", 3)
+    end
+    if type(d) == "string" then d = { file = d } end
+    if d.file then
+      local root, rel = inside("downloads[" .. tostring(url) .. "]", d.file, 3)
+      d = { root = root, file = rel, status = d.status }
+    end
+    dl[url] = d
+  end
+  return dl
+end
+
 ---A fresh mock world for one hook run (docs/contract.md §6).
 ---@param o {addon:string, name?:string, cluster?:string, state?:table,
 ---  args?:table, nodes?:table, resolv_conf?:table, downloads?:table,
@@ -249,27 +308,7 @@ end
 ---  memory_limit?:integer, state_quota?:integer}
 ---@return table env (docs/meta/uphook/test.lua: uphook.test.Env)
 function M.env(o)
-  if type(o) ~= "table" or type(o.addon) ~= "string" then
-    error("t.env: addon (the addon folder) is required", 2)
-  end
-  check_keys("t.env", o, ENV_KEYS, 2)
-  if o.state ~= nil then check_state("t.env: state", o.state, 3) end
-  if o.args ~= nil then check_args("t.env: args", o.args, 3) end
-  for k, want in pairs(ENV_KEYS) do
-    if o[k] ~= nil and type(o[k]) ~= want then
-      error(string.format("t.env: %s must be a %s, got a %s%s", k, want,
-        type(o[k]), k == "cluster" and " (one YAML file; shape variants "
-        .. "with env:apply, env:patch, env:delete)" or ""), 2)
-    end
-  end
-  if o.name ~= nil and (type(o.name) ~= "string" or o.name == "") then
-    error("t.env: name must be the addon's name (a string)", 2)
-  end
-  if o.hook ~= nil and (o.hook:sub(1, 1) == "/" or o.hook:find("%.%.")
-      or not o.hook:find("%.lua$")) then
-    error("t.env: hook must be a .lua file inside the addon folder, "
-      .. "relative to it, got " .. string.format("%q", o.hook), 2)
-  end
+  check_env_opts(o)
   local offline = require "uphook.backend.offline"
   local dir = addon_dir(o.addon)
   local env = setmetatable({ o = o, faults = {}, runs = {}, dir = dir,
@@ -316,30 +355,8 @@ function M.env(o)
   env.journal_path = tmp .. "/journal/" .. env.name .. ".journal"
   env.cache_dir = tmp .. "/cache"
   node_world(env, o, tmp, node_files, node_faults)
-  for path, text in pairs(o.files or {}) do
-    local root, rel = tostring(path):match("^(%a+):(.+)$")
-    if not FILE_ROOTS[root] or type(text) ~= "string" then
-      error(string.format('t.env: files: "%s" must be args:, bin: or '
-        .. "state:<path> = <content>", tostring(path)), 2)
-    end
-    assert(ctx.c.fs.write(env.roots[root], rel, text))
-  end
-  local dl = {}
-  for url, d in pairs(o.downloads or {}) do
-    if type(d) == "table" then
-      check_keys("t.env: downloads[" .. tostring(url) .. "]", d,
-        { file = true, body = true, status = true }, 2)
-    elseif type(d) ~= "string" then
-      error("t.env: downloads[" .. tostring(url) .. "] must be a fixture "
-        .. "path or {file=, body=, status=}", 2)
-    end
-    if type(d) == "string" then d = { file = d } end
-    if d.file then
-      local root, rel = inside("downloads[" .. tostring(url) .. "]", d.file, 2)
-      d = { root = root, file = rel, status = d.status }
-    end
-    dl[url] = d
-  end
+  write_files(env, o.files or {})
+  local dl = downloads_of(o.downloads or {})
   env.net = require("uphook.backend.transfer").mock(ctx.c, dl)
   if o.state then env:seed_state(o.state) end
   return env

@@ -242,7 +242,11 @@ local merge
 -- Merge two lists item by item, in structured-merge-diff's order
 -- (typed/merge.go visitListItems): live items keep their places, applied
 -- ones come in where the applied order puts them.
-local function merge_list(ctx, atom, lhs, rhs)
+-- The two lists of merge_list by their items' path elements: the applied
+-- one's in order and by element (an item without a key, or two with one
+-- key, is an error), the live one's in order with their items and by
+-- element (the first item of an element).
+local function index_lists(atom, lhs, rhs)
   local lpes, litems, lobs, rpes, robs = {}, {}, {}, {}, {}
   for i, item in ipairs(rhs or {}) do
     local pe = item_pe(atom, item)
@@ -260,6 +264,15 @@ local function merge_list(ctx, atom, lhs, rhs)
       if lobs[pe] == nil then lobs[pe] = item end
     end
   end
+  return { lpes = lpes, litems = litems, lobs = lobs, rpes = rpes,
+           robs = robs }
+end
+
+local function merge_list(ctx, atom, lhs, rhs)
+  local ix, err = index_lists(atom, lhs, rhs)
+  if not ix then return nil, err end
+  local lpes, litems, lobs, rpes, robs = ix.lpes, ix.litems, ix.lobs,
+    ix.rpes, ix.robs
   local shared, si = {}, 1
   for _, pe in ipairs(rpes) do
     if lobs[pe] ~= nil then shared[#shared + 1] = pe end
@@ -429,6 +442,52 @@ end
 -- lhs/rhs nil means absent; a null value is present
 local fast_equal = tables.fast_equal and tables.equal
 
+-- compare below two lists (either may be nil) that are sets or keyed:
+-- item by item, matched by their path elements.
+local function compare_list(ctx, atom, ll, rl, path, cmp)
+  local n = #path
+  list_atom(ctx, atom)
+  local order, lv, rv = {}, {}, {}
+  for _, item in ipairs(ll or {}) do
+    local pe = item_pe(atom, item)
+    if pe and lv[pe] == nil then lv[pe] = item; order[#order + 1] = pe end
+  end
+  for _, item in ipairs(rl or {}) do
+    local pe = item_pe(atom, item)
+    if pe and rv[pe] == nil then
+      rv[pe] = item
+      if lv[pe] == nil then order[#order + 1] = pe end
+    end
+  end
+  for _, pe in ipairs(order) do
+    local l, r = lv[pe], rv[pe]
+    if l ~= r then                 -- one value: nothing differs below
+      path[n + 1] = pe
+      compare(ctx, atom.l, l, r, path, cmp)
+      path[n + 1] = nil
+    end
+  end
+end
+
+-- compare below two maps or structs (either may be nil), field by field.
+local function compare_map(ctx, atom, lm, rm, path, cmp)
+  local n = #path
+  for key, v in pairs(lm or {}) do
+    local r = rm and rm[key]
+    if v ~= r then
+      path[n + 1] = FPE[key]
+      compare(ctx, (field_type(atom, key)), v, r, path, cmp)
+    end
+  end
+  for key, v in pairs(rm or {}) do
+    if lm == nil or lm[key] == nil then
+      path[n + 1] = FPE[key]
+      compare(ctx, (field_type(atom, key)), nil, v, path, cmp)
+    end
+  end
+  path[n + 1] = nil
+end
+
 function compare(ctx, ref, lhs, rhs, path, cmp)
   if lhs == rhs then return end        -- one value (merges share subtrees)
   -- equal values differ nowhere (checked in C where it is cheaper than
@@ -447,7 +506,6 @@ function compare(ctx, ref, lhs, rhs, path, cmp)
   then
     k = "scalar"
   end
-  local n = #path
   if k == "scalar" then return leaf(path, lhs, rhs, cmp) end
   if k == "list" then
     local ll, rl = ls == "list" and lhs or nil, rs == "list" and rhs or nil
@@ -455,47 +513,14 @@ function compare(ctx, ref, lhs, rhs, path, cmp)
                                     and (rl == nil or #rl == 0)) then
       return leaf(path, lhs, rhs, cmp)
     end
-    list_atom(ctx, atom)
-    local order, lv, rv = {}, {}, {}
-    for _, item in ipairs(ll or {}) do
-      local pe = item_pe(atom, item)
-      if pe and lv[pe] == nil then lv[pe] = item; order[#order + 1] = pe end
-    end
-    for _, item in ipairs(rl or {}) do
-      local pe = item_pe(atom, item)
-      if pe and rv[pe] == nil then
-        rv[pe] = item
-        if lv[pe] == nil then order[#order + 1] = pe end
-      end
-    end
-    for _, pe in ipairs(order) do
-      local l, r = lv[pe], rv[pe]
-      if l ~= r then                 -- one value: nothing differs below
-        path[n + 1] = pe
-        compare(ctx, atom.l, l, r, path, cmp)
-        path[n + 1] = nil
-      end
-    end
+    compare_list(ctx, atom, ll, rl, path, cmp)
   else
     local lm, rm = ls == "map" and lhs or nil, rs == "map" and rhs or nil
     if atom.ma or ((lm == nil or next(lm) == nil)
                    and (rm == nil or next(rm) == nil)) then
       return leaf(path, lhs, rhs, cmp)
     end
-    for key, v in pairs(lm or {}) do
-      local r = rm and rm[key]
-      if v ~= r then
-        path[n + 1] = FPE[key]
-        compare(ctx, (field_type(atom, key)), v, r, path, cmp)
-      end
-    end
-    for key, v in pairs(rm or {}) do
-      if lm == nil or lm[key] == nil then
-        path[n + 1] = FPE[key]
-        compare(ctx, (field_type(atom, key)), nil, v, path, cmp)
-      end
-    end
-    path[n + 1] = nil
+    compare_map(ctx, atom, lm, rm, path, cmp)
   end
   if lhs == nil then
     fieldset.insert(cmp.added, path)
