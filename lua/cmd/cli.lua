@@ -160,8 +160,8 @@ local function print_upgraded(o, c, report, code, run, secs)
           null = run.null }))
       end
       report:outcome(string.format("Upgraded %s from %s to %s in %.2f s. "
-        .. "State: ConfigMap kube-system/uphook-%s.", run.addon, run.from,
-        run.to, secs, run.addon))
+        .. "State: ConfigMap %s/%s.", run.addon, run.from, run.to, secs,
+        lease.NAMESPACE, lease.name(run.addon)))
     end
   end
 end

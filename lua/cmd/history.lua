@@ -4,6 +4,7 @@
 --- lacks shows as `?` (JSON: absent).
 local Backend = require "uphook.backend.connect"
 local state = require "uphook.engine.state"
+local lease = require "uphook.engine.lease"
 local escape = require "uphook.core.escape"
 
 local M = {}
@@ -54,9 +55,10 @@ function M.main(o, c, report)
     return 0
   end
   local w = function(s) io.stdout:write(s, "\n") end
-  w(string.format("History of %s (ConfigMap kube-system/uphook-%s; only "
+  w(string.format("History of %s (ConfigMap %s/%s; only "
     .. "the last %d runs are kept; ? = not recorded by the uphook that "
-    .. "wrote the entry):", name, name, state.HISTORY))
+    .. "wrote the entry):", name, lease.NAMESPACE, lease.name(name),
+    state.HISTORY))
   if #history == 0 then
     w("  no run recorded")
     return 0

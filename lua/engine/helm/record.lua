@@ -98,13 +98,6 @@ function M.secret(c, rel, now)
     data = { release = M.encode(c, rel) } }
 end
 
----Helm's time format (Go's time.Time in JSON: RFC 3339, UTC here).
----@param t number Unix seconds
----@return string
-function M.time(t)
-  return os.date("!%Y-%m-%dT%H:%M:%SZ", math.floor(t))
-end
-
 local function revision_of(s)
   local v = tonumber(((s.metadata or {}).labels or {}).version or "")
   if not v then

@@ -17,6 +17,7 @@ local args = require "uphook.engine.prims.args"
 local hookerror = require "uphook.core.hookerror"
 local kinds = require "uphook.core.kinds"
 local tables = require "uphook.core.tables"
+local timefmt = require "uphook.core.timefmt"
 local record = require "uphook.engine.helm.record"
 local render = require "uphook.engine.helm.render"
 local chartmod = require "uphook.engine.helm.chart"
@@ -312,10 +313,10 @@ local function run_hooks(run, r, event, ns, t)
     if del["before-hook-creation"] and not run.plan then
       delete_hook(run, h, "chart hook " .. event .. ": before-hook-creation")
     end
-    h.started = run.clock_wall and run.clock_wall() or os.time()
+    h.started = timefmt.wall(run)
     apply(run, { h }, ns)
     local ok, why = wait_hook(run, h, left(run, t))
-    h.completed = run.clock_wall and run.clock_wall() or os.time()
+    h.completed = timefmt.wall(run)
     h.phase = ok and "Succeeded" or "Failed"
     if not run.plan and ((ok and del["hook-succeeded"])
        or (not ok and del["hook-failed"])) then
@@ -366,8 +367,8 @@ local function hooks_record(run, r)
   for _, h in ipairs(r.hooks) do
     local last = { phase = h.phase or "" }
     if h.started then
-      last.started_at = record.time(h.started)
-      last.completed_at = record.time(h.completed or h.started)
+      last.started_at = timefmt.format(h.started)
+      last.completed_at = timefmt.format(h.completed or h.started)
     end
     out[#out + 1] = { name = h.obj.metadata.name, kind = h.obj.kind,
       path = h.source, manifest = h.manifest,
@@ -384,8 +385,8 @@ local function new_record(t, st, chart, manifest, rev, now)
   if next(values) == nil then values = nil end
   return { name = t.release, namespace = t.namespace, version = rev,
     info = { first_deployed = st.rel and info.first_deployed
-        or record.time(now),
-      last_deployed = record.time(now), status = "deployed",
+        or timefmt.format(now),
+      last_deployed = timefmt.format(now), status = "deployed",
       description = st.rel and "Upgrade complete" or "Install complete" },
     chart = chart.record, config = values, manifest = manifest,
     apply_method = "ssa" }
@@ -436,10 +437,6 @@ local function commit(run, st, rec, r, now, secret)
     secret = sized_secret(run, rec, now)
   end
   apply(run, { { obj = secret } }, rec.namespace)
-end
-
-local function wall(run)
-  return run.clock_wall and run.clock_wall() or os.time()
 end
 
 -- The render of t (checked by lua/engine/prims/helm.lua) against the
@@ -573,7 +570,7 @@ function M.upgrade(run, t)
   check_owners(run, r.objects, t.release, t.namespace)
   own(run, r.objects, t.release, t.namespace)
   local rev = (st.revs[#st.revs] or { revision = 0 }).revision + 1
-  local now = wall(run)
+  local now = timefmt.wall(run)
   local rec = new_record(t, st, chart, r.manifest, rev, now)
   rec.hooks = #r.hooks > 0 and hooks_record(run, r) or nil
   local secret = sized_secret(run, rec, now)
