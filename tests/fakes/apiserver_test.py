@@ -15,18 +15,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PASS, FAIL = [0], [0]
-
-
-def check(desc, cond, info=""):
-    if cond:
-        PASS[0] += 1
-        print("ok - " + desc)
-    else:
-        FAIL[0] += 1
-        print("not ok - " + desc)
-        if info:
-            print("#   " + str(info)[:400])
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+from testlib import check, finish  # noqa: E402
 
 
 class Client:
@@ -417,5 +408,4 @@ def run(k):
 
 if __name__ == "__main__":
     main()
-    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-    sys.exit(1 if FAIL[0] else 0)
+    finish()
