@@ -20,7 +20,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import agent  # noqa: E402
 from cluster_ca import make_ca, make_node  # noqa: E402
-from testlib import check, finish  # noqa: E402
+from testlib import check, finish, send  # noqa: E402
 
 TOKEN = "T0KEN" + "x" * 59
 
@@ -107,15 +107,9 @@ class Node:
     def post(self, body, ctx=None):
         c = http.client.HTTPSConnection(self.address, self.port, context=ctx or self.ctx,
                                         timeout=10)
-        c.request("POST", agent.CONFIGURE, body=json.dumps(body),
-                  headers={"Content-Type": "application/json"})
-        r = c.getresponse()
-        data = r.read()
-        c.close()
-        try:
-            return r.status, json.loads(data)
-        except ValueError:
-            return r.status, data.decode()
+        status, answer, _ = send(c, "POST", agent.CONFIGURE, json.dumps(body),
+                                 {"Content-Type": "application/json"})
+        return status, answer
 
     def faults(self, rules):
         write(os.path.join(self.sd, "agent-faults.json"), json.dumps(rules))

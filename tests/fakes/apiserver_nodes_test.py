@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 from apiserver_nodes import kubelet_config  # noqa: E402
-from testlib import check, finish  # noqa: E402
+from testlib import check, finish, send  # noqa: E402
 
 
 
@@ -35,15 +35,10 @@ class Fake:
     def req(self, method, path, body=None, tls=True):
         c = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=10) \
             if tls else http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        c.request(method, path, body=json.dumps(body) if body is not None else None,
-                  headers={"Content-Type": "application/json"})
-        r = c.getresponse()
-        data = r.read()
-        c.close()
-        try:
-            return r.status, json.loads(data)
-        except ValueError:
-            return r.status, data.decode()
+        status, answer, _ = send(c, method, path,
+                                 json.dumps(body) if body is not None else None,
+                                 {"Content-Type": "application/json"})
+        return status, answer
 
     def ctl(self, method, path, body=None):
         return self.req(method, "/_fake/" + path, body, tls=False)

@@ -17,7 +17,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
-from testlib import check, finish  # noqa: E402
+from testlib import check, finish, send  # noqa: E402
 
 
 class Client:
@@ -37,14 +37,7 @@ class Client:
             headers["Accept"] = accept
         if body is not None and not isinstance(body, (str, bytes)):
             body = json.dumps(body)
-        c.request(method, path, body=body, headers=headers)
-        r = c.getresponse()
-        data = r.read()
-        c.close()
-        try:
-            return r.status, json.loads(data), r
-        except ValueError:
-            return r.status, data.decode(), r
+        return send(c, method, path, body, headers)
 
     def apply(self, path, obj, manager="uphook", extra=""):
         return self.req("PATCH", path + "?fieldManager=%s&force=true%s" % (manager, extra),
