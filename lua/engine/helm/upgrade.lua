@@ -533,7 +533,7 @@ local function apply_crds(run, r, t)
   return rest
 end
 
-local ROLLOUT = { Deployment = true, DaemonSet = true, StatefulSet = true }
+local ROLLOUT = kube.ROLLOUT_KINDS
 
 -- The release's workloads rolled out (kube.rollout's rules), as `helm
 -- upgrade --wait` waits, before the post- hooks and the commit: a rollout

@@ -326,6 +326,9 @@ local function rolled_out(obj)
 end
 M.rolled_out = rolled_out
 
+--- The kinds kube.rollout waits for (apps/v1; rolled_out's rules).
+M.ROLLOUT_KINDS = { Deployment = true, DaemonSet = true, StatefulSet = true }
+
 local function wait_timeout(run, opts, fname)
   local t = opts.timeout or 300
   if type(t) ~= "number" or t < 0 then
