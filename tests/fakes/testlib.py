@@ -8,15 +8,16 @@ PASSED, FAILED = [0], [0]
 
 
 def check(desc, cond, info=""):
-    """Count one check; on failure print up to 400 characters of info."""
+    """Count one check; on failure print info under it (its first 25
+    lines, 300 characters of each)."""
     if cond:
         PASSED[0] += 1
         print("ok - " + desc)
     else:
         FAILED[0] += 1
         print("not ok - " + desc)
-        if info:
-            print("#   " + str(info)[:400])
+        for line in str(info).splitlines()[:25]:
+            print("#   " + line[:300])
 
 
 def finish():

@@ -1,6 +1,7 @@
 """What the suites of tests/microk8s/ share: the ok/not ok lines and the
 closing count, the MicroK8s tree with docs/microk8s/*.patch applied, and
 the fake API server of tests/fakes started on a free port."""
+import importlib.util
 import json
 import os
 import shutil
@@ -14,24 +15,16 @@ UPHOOK = os.environ.get("UPHOOK") or os.path.join(ROOT, "build", "uphook")
 UPSTREAM = os.path.join(ROOT, "tests", "upstream", "microk8s")
 PATCHES = [os.path.join(ROOT, "docs", "microk8s", p) for p in
            ("microk8s-upgrade.patch", "microk8s-upgrade-completion.patch")]
-PASS, FAIL = [0], [0]
 
-
-def check(desc, cond, info=""):
-    """One "ok - ..." or "not ok - ..." line, with info under a failure."""
-    if cond:
-        PASS[0] += 1
-        print("ok - " + desc)
-    else:
-        FAIL[0] += 1
-        print("not ok - " + desc)
-        for line in str(info).splitlines()[:25]:
-            print("#   " + line[:300])
-
-
-def finish():
-    print("%d passed, %d failed" % (PASS[0], FAIL[0]))
-    sys.exit(1 if FAIL[0] else 0)
+# the ok/not ok lines and the count: tests/fakes/testlib.py's (loaded by
+# its path: this module is "testlib" too)
+_spec = importlib.util.spec_from_file_location(
+    "fakes_testlib", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                  "..", "fakes", "testlib.py"))
+_checks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_checks)
+check, finish = _checks.check, _checks.finish
+PASS, FAIL = _checks.PASSED, _checks.FAILED
 
 
 def write(path, text, mode=0o644):
