@@ -309,6 +309,7 @@ function Env:snapshot(opts) end
 ---and so does uphook's state of this addon; `opts.kinds` copies only the
 ---kinds it lists. A world where another tool installed the addon is made
 ---so: run its installer in one world, copy it into the hook's.
+---Since hook API 0.2.
 ---@param to uphook.test.Env the environment copied into
 ---@param opts? {kinds?: string[], manager?: string}
 ---@return uphook.Object[] stored what `to` stored
