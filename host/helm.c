@@ -7,6 +7,7 @@
  *   b64decode(s) -> bytes | nil, msg      padding required, newlines ok
  *   chart(path) -> {files = {[name] = bytes}} | nil, msg   (helm_chart.c)
  *   render(t) -> stdout | nil, msg [, note]               (helm_render.c)
+ *     (with t.copies = n: {stdout...}, n Helms at once)
  *
  * A release record in Helm's Secret driver is base64(gzip(json)); the
  * chart's files go into it.  Broker only: the hook child never has it. */

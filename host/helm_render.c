@@ -3,9 +3,17 @@
  *
  *   render{ helm = "/abs/helm", args = { "template", ... },
  *           values = "<yaml>", timeout = s, max_output = bytes,
- *           memory_limit = bytes }
+ *           memory_limit = bytes [, copies = n] }
  *     -> stdout | nil, message    and a third value, a note, when the
  *        child could not be given a network namespace of its own
+ *
+ * With copies = n (1 to 4), n such Helms run at once with the same
+ * inputs, each in its own folder and confined alike, and the first value
+ * is the list of their n outputs; one that fails, runs past the timeout
+ * (one for them all) or prints past max_output (each) stops them all,
+ * and its message is returned.  Two renders of the same inputs are how
+ * the engine finds the values a chart generates (docs/guide.md "Helm
+ * addons"); run at once, they take the time of about one.
  *
  * The child gets a cleared environment whose HOME, HELM_*_HOME and
  * TMPDIR are a fresh folder, KUBECONFIG=/dev/null; copies of the files
@@ -47,6 +55,7 @@
 #include "sys.h"
 
 #define MAX_ARGS 200
+#define MAX_COPIES 4              /* Helms run at once by one call */
 #define MAX_COPY (128 << 20)      /* a file an argument names */
 #define ERR_KEEP (16 << 10)       /* the tail of stderr kept */
 #define NOBODY 65534
@@ -383,6 +392,16 @@ static int drain(int fd, int is_err, struct pump *p)
   return 1;
 }
 
+/* One Helm of a render call: its folder and argv, its pipes, what it
+ * printed, and what its child reported before exec. */
+struct kid {
+  struct render r;
+  struct pump p;
+  struct report fatal, note;      /* .fatal < 0: none */
+  pid_t pid;
+  int out, err, rep, pidfd, st, watch;
+};
+
 /* Whether Helm itself has exited, its status left to waitpid: the
  * pidfd's event, or, where there is no pidfd (kernels before 5.3,
  * valgrind), a look with WNOWAIT. */
@@ -396,44 +415,84 @@ static int helm_exited(pid_t pid, const struct pollfd *pidfd)
          && si.si_pid == pid;
 }
 
-/* Read Helm's output until it exits and both pipes end, the timeout or
- * max_output passes, or the broker is interrupted.  Once Helm itself
- * has exited, what is left of its process group is killed.  Without a
- * pidfd the wait is cut into slices of 0.1 s to look for that exit. */
-static int pump(const struct render *r, pid_t pid, int pidfd, int out,
-                int err, struct pump *p)
+/* Whether any Helm is still running or has a pipe to read. */
+static int busy(const struct kid *k, const struct pollfd *fds, int n)
 {
-  struct pollfd fds[3] = { { out, POLLIN, 0 }, { err, POLLIN, 0 },
-                           { pidfd, POLLIN, 0 } };
+  int i;
+  for (i = 0; i < n; i++)
+    if (k[i].watch || fds[3 * i].fd >= 0 || fds[3 * i + 1].fd >= 0)
+      return 1;
+  return 0;
+}
+
+/* Whether a running Helm has no pidfd (its exit looked for in slices). */
+static int sliced(const struct kid *k, int n)
+{
+  int i;
+  for (i = 0; i < n; i++)
+    if (k[i].watch && k[i].pidfd < 0)
+      return 1;
+  return 0;
+}
+
+/* After a poll: each Helm that has exited has the rest of its process
+ * group killed; what its pipes hold is read.  OUTPUT when one printed
+ * past max_output (*bad: which), else DONE. */
+static int pump_step(struct kid *k, struct pollfd *fds, int n, int rc,
+                     int *bad)
+{
+  int i, j;
+  for (i = 0; i < n; i++) {
+    struct pollfd *f = fds + 3 * i;
+    if (k[i].watch && helm_exited(k[i].pid, &f[2])) {
+      k[i].watch = 0;
+      f[2].fd = -1;
+      kill(-k[i].pid, SIGKILL);
+    }
+    for (j = 0; rc > 0 && j < 2; j++)
+      if (f[j].fd >= 0 && f[j].revents && !drain(f[j].fd, j, &k[i].p))
+        f[j].fd = -1;
+    if (k[i].p.total > k[i].p.max) {
+      *bad = i;
+      return OUTPUT;
+    }
+  }
+  return DONE;
+}
+
+/* Read the Helms' output until each exits and its pipes end, the
+ * timeout or a max_output passes, or the broker is interrupted.  Without
+ * a pidfd the wait is cut into slices of 0.1 s to look for an exit. */
+static int pump(struct kid *k, int n, double timeout, int *bad)
+{
+  struct pollfd fds[3 * MAX_COPIES];
   struct uh_wait w;
-  double end = uh_monotonic() + r->timeout;
-  int why = DONE, i, watch = 1;
+  double end = uh_monotonic() + timeout;
+  int why = DONE, i;
+  for (i = 0; i < n; i++) {
+    fds[3 * i] = (struct pollfd){ k[i].out, POLLIN, 0 };
+    fds[3 * i + 1] = (struct pollfd){ k[i].err, POLLIN, 0 };
+    fds[3 * i + 2] = (struct pollfd){ k[i].pidfd, POLLIN, 0 };
+    k[i].watch = 1;
+  }
   uh_wait_begin(&w, end, (volatile int *)&uh_interrupted);
-  while (why == DONE && (fds[0].fd >= 0 || fds[1].fd >= 0 || watch)) {
+  while (why == DONE && busy(k, fds, n)) {
     int rc;
-    if (pidfd < 0 && watch && uh_monotonic() + 0.1 < end)
+    w.deadline = end;
+    if (sliced(k, n) && uh_monotonic() + 0.1 < end)
       w.deadline = uh_monotonic() + 0.1;
-    rc = uh_wait_poll(&w, fds, 3);
+    rc = uh_wait_poll(&w, fds, (unsigned)(3 * n));
     if (rc == UH_WAIT_TIMEOUT && w.deadline < end)
       rc = 0;
     else if (rc <= 0) {
       why = rc == UH_WAIT_TIMEOUT ? TIMEOUT : rc == UH_WAIT_INTR ? INTR
             : FAILED;
-      p->step = "poll";
-      p->e = errno;
+      k[0].p.step = "poll";
+      k[0].p.e = errno;
+      *bad = 0;
       break;
     }
-    if (watch && helm_exited(pid, &fds[2])) {
-      watch = 0;
-      fds[2].fd = -1;
-      w.deadline = end;
-      kill(-pid, SIGKILL);
-    }
-    for (i = 0; rc > 0 && i < 2; i++)
-      if (fds[i].revents && !drain(fds[i].fd, i, p))
-        fds[i].fd = -1;
-    if (p->total > p->max)
-      why = OUTPUT;
+    why = pump_step(k, fds, n, rc, bad);
   }
   uh_wait_end(&w);
   return why;
@@ -481,80 +540,136 @@ static void push_failure(lua_State *L, const struct render *r,
   }
 }
 
-/* After Helm: its reports, the folder removed, the results pushed. */
-static int finish(lua_State *L, struct render *r, struct pump *p, int why,
-                  int st, int rep)
+/* After a Helm: its reports read, its folder removed; whether it
+ * succeeded. */
+static int reap(struct kid *k, int why)
 {
-  struct report got, fatal, note;
-  int nres = 2;
-  fatal.fatal = note.fatal = -1;
-  while (read(rep, &got, sizeof got) == (ssize_t)sizeof got)
+  struct report got;
+  k->fatal.fatal = k->note.fatal = -1;
+  while (k->rep >= 0 && read(k->rep, &got, sizeof got)
+         == (ssize_t)sizeof got)
     if (got.fatal)
-      fatal = got;
+      k->fatal = got;
     else
-      note = got;
-  close(rep);
-  uh_rmtree(r->dir);
-  if (why == DONE && fatal.fatal < 0 && WIFEXITED(st)
-      && WEXITSTATUS(st) == 0) {
-    lua_pushlstring(L, p->out ? p->out : "", p->nout);
-    lua_pushnil(L);
-  } else {
-    luaL_pushfail(L);
-    push_failure(L, r, p, why, st, fatal.fatal < 0 ? NULL : &fatal);
+      k->note = got;
+  if (k->rep >= 0)
+    close(k->rep);
+  uh_rmtree(k->r.dir);
+  return why == DONE && k->fatal.fatal < 0 && WIFEXITED(k->st)
+         && WEXITSTATUS(k->st) == 0;
+}
+
+/* The results pushed: the output (a list of the outputs when list), or
+ * fail and the message of the first Helm that failed (bad, when the
+ * group stopped for why); a note when one had no network namespace. */
+static int finish(lua_State *L, struct kid *k, int n, int why, int bad,
+                  int list)
+{
+  int i, nres = 2, failed = -1, noted = -1;
+  for (i = 0; i < n; i++) {
+    if (!reap(&k[i], why) && failed < 0)
+      failed = why == DONE ? i : bad;
+    if (k[i].note.fatal == 0 && noted < 0)
+      noted = i;
   }
-  free(p->out);
-  if (note.fatal == 0) {
+  if (failed >= 0) {
+    struct kid *f = &k[failed];
+    luaL_pushfail(L);
+    push_failure(L, &f->r, &f->p, why, f->st,
+                 f->fatal.fatal < 0 ? NULL : &f->fatal);
+  } else {
+    if (list)
+      lua_createtable(L, n, 0);
+    for (i = 0; i < n; i++) {
+      lua_pushlstring(L, k[i].p.out ? k[i].p.out : "", k[i].p.nout);
+      if (list)
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_pushnil(L);
+  }
+  for (i = 0; i < n; i++)
+    free(k[i].p.out);
+  if (noted >= 0) {
     lua_pushfstring(L, "Helm had no network namespace of its own (%s: %s):"
-                    " it ran with the host's network", note.step,
-                    strerror(note.err));
+                    " it ran with the host's network", k[noted].note.step,
+                    strerror(k[noted].note.err));
     nres = 3;
   }
   return nres;
 }
 
-static int run(lua_State *L, struct render *r)
+/* Fork one Helm: 0, or -1 with what failed in k->p. */
+static int start(struct kid *k, pid_t me)
 {
-  int out[2], err[2], rep[2], pidfd = -1, why = FAILED, st = 0;
-  struct pump p;
-  pid_t pid, me = getpid();
-  memset(&p, 0, sizeof p);
-  p.max = (size_t)r->max_output;
+  int out[2], err[2], rep[2];
   if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)
-      || pipe2(rep, O_CLOEXEC))
-    return luaL_error(L, "render: pipe: %s", strerror(errno));
+      || pipe2(rep, O_CLOEXEC)) {
+    k->p.step = "pipe";
+    k->p.e = errno;
+    return -1;
+  }
   fflush(stdout);
   fflush(stderr);
-  if ((pid = fork()) == 0)
-    child_main(r, out[1], err[1], rep[1], me);
+  if ((k->pid = fork()) == 0)
+    child_main(&k->r, out[1], err[1], rep[1], me);
+  k->p.step = k->pid < 0 ? "fork" : "pidfd_open";
+  k->p.e = errno;
   close(out[1]);
   close(err[1]);
   close(rep[1]);
-  p.step = pid < 0 ? "fork" : "pidfd_open";
-  p.e = errno;
-  if (pid > 0) {
-    setpgid(pid, pid);   /* the child does too: either comes first */
-    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pidfd >= 0 || errno == ENOSYS)
-      why = pump(r, pid, pidfd, out[0], err[0], &p);
-    else
-      p.e = errno;
-    if (why != DONE) {
-      kill(-pid, SIGKILL);
-      kill(pid, SIGKILL);
-    }
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-      ;
+  k->out = out[0];
+  k->err = err[0];
+  k->rep = rep[0];
+  if (k->pid < 0)
+    return -1;
+  setpgid(k->pid, k->pid);   /* the child does too: either comes first */
+  k->pidfd = (int)syscall(SYS_pidfd_open, k->pid, 0);
+  if (k->pidfd < 0 && errno != ENOSYS) {
+    k->p.e = errno;
+    return -1;
   }
-  close(out[0]);
-  close(err[0]);
-  if (pidfd >= 0)
-    close(pidfd);
-  return finish(L, r, &p, why, st, rep[0]);
+  return 0;
+}
+
+/* Run the n Helms at once; any that fails stops them all. */
+static int run(lua_State *L, struct kid *k, int n, int list)
+{
+  int why = DONE, bad = 0, i;
+  pid_t me = getpid();
+  for (i = 0; i < n; i++) {
+    k[i].pid = -1;
+    k[i].out = k[i].err = k[i].rep = k[i].pidfd = -1;
+    k[i].p.max = (size_t)k[i].r.max_output;
+  }
+  for (i = 0; i < n && why == DONE; i++)
+    if (start(&k[i], me) != 0) {
+      why = FAILED;
+      bad = i;
+    }
+  if (why == DONE)
+    why = pump(k, n, k[0].r.timeout, &bad);
+  for (i = 0; i < n; i++) {
+    if (k[i].pid > 0) {
+      if (why != DONE) {
+        kill(-k[i].pid, SIGKILL);
+        kill(k[i].pid, SIGKILL);
+      }
+      while (waitpid(k[i].pid, &k[i].st, 0) < 0 && errno == EINTR)
+        ;
+    }
+    if (k[i].out >= 0)
+      close(k[i].out);
+    if (k[i].err >= 0)
+      close(k[i].err);
+    if (k[i].pidfd >= 0)
+      close(k[i].pidfd);
+  }
+  return finish(L, k, n, why, bad, list);
 }
 
 /* t's fields into r; raises, naming the field, on misuse */
-static void read_conf(lua_State *L, struct render *r)
+static void read_conf(lua_State *L, struct render *r, int *copies,
+                      int *list)
 {
   lua_Integer i, n;
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -584,49 +699,74 @@ static void read_conf(lua_State *L, struct render *r)
   r->memory = luaL_optinteger(L, -1, (lua_Integer)1 << 30);
   luaL_argcheck(L, r->memory >= 64 << 20, 1,
                 "memory_limit: at least 64 MiB (Go starts in some 40)");
-  lua_pop(L, 5);
+  lua_getfield(L, 1, "copies");
+  *list = !lua_isnil(L, -1);
+  *copies = (int)luaL_optinteger(L, -1, 1);
+  luaL_argcheck(L, *copies >= 1 && *copies <= MAX_COPIES, 1,
+                "copies: from 1 to 4 expected");
+  lua_pop(L, 6);
+}
+
+/* Each Helm's folder, argv and environment, held by a table each on the
+ * stack: 0, or -1 with fail and a message pushed, the folders removed. */
+static int prepare(lua_State *L, struct kid *k, int n)
+{
+  int i, j;
+  luaL_checkstack(L, n + 8, NULL);
+  for (i = 0; i < n; i++) {
+    const char *why;
+    int hold, e;
+    lua_newtable(L);
+    hold = lua_gettop(L);
+    if ((why = make_folder(&k[i].r)) == NULL
+        && build_argv(L, &k[i].r, hold) == 0) {
+      build_env(L, &k[i].r, hold);
+      continue;
+    }
+    e = errno;
+    for (j = 0; j < i; j++)
+      uh_rmtree(k[j].r.dir);
+    if (k[i].r.dir[0] && !strstr(k[i].r.dir, "XXXXXX"))
+      uh_rmtree(k[i].r.dir);
+    luaL_pushfail(L);
+    if (why)
+      lua_pushfstring(L, "cannot make Helm's folder (%s): %s", why,
+                      strerror(e));
+    else
+      lua_rotate(L, -2, 1);   /* build_argv's message on top */
+    return -1;
+  }
+  return 0;
 }
 
 int helm_render(lua_State *L)
 {
-  struct render r;
+  struct render conf;
+  struct kid *k;
   struct stat st;
-  const char *why;
-  int hold;
-  memset(&r, 0, sizeof r);
-  read_conf(L, &r);
+  int n, list, i;
+  memset(&conf, 0, sizeof conf);
+  read_conf(L, &conf, &n, &list);
   if (uh_interrupted) {   /* no Helm is started to be killed at once */
     luaL_pushfail(L);
     lua_pushliteral(L, INTERRUPTED);
     return 2;
   }
-  if (stat(r.helm, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+  if (stat(conf.helm, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
     luaL_pushfail(L);
-    lua_pushfstring(L, "Helm not found at %s", r.helm);
+    lua_pushfstring(L, "Helm not found at %s", conf.helm);
     return 2;
   }
-  r.root = geteuid() == 0;
-  r.uid = r.root ? NOBODY : getuid();
-  r.gid = r.root ? NOBODY : getgid();
-  snprintf(r.uid_map, sizeof r.uid_map, "%u %u 1", r.uid, r.uid);
-  snprintf(r.gid_map, sizeof r.gid_map, "%u %u 1", r.gid, r.gid);
-  lua_newtable(L);
-  hold = lua_gettop(L);
-  if ((why = make_folder(&r)) != NULL) {
-    int e = errno;
-    if (r.dir[0] && !strstr(r.dir, "XXXXXX"))
-      uh_rmtree(r.dir);
-    luaL_pushfail(L);
-    lua_pushfstring(L, "cannot make Helm's folder (%s): %s", why,
-                    strerror(e));
+  conf.root = geteuid() == 0;
+  conf.uid = conf.root ? NOBODY : getuid();
+  conf.gid = conf.root ? NOBODY : getgid();
+  snprintf(conf.uid_map, sizeof conf.uid_map, "%u %u 1", conf.uid, conf.uid);
+  snprintf(conf.gid_map, sizeof conf.gid_map, "%u %u 1", conf.gid, conf.gid);
+  k = lua_newuserdatauv(L, (size_t)n * sizeof *k, 0);
+  memset(k, 0, (size_t)n * sizeof *k);
+  for (i = 0; i < n; i++)
+    k[i].r = conf;
+  if (prepare(L, k, n) != 0)
     return 2;
-  }
-  if (build_argv(L, &r, hold) != 0) {
-    uh_rmtree(r.dir);
-    luaL_pushfail(L);
-    lua_insert(L, -2);
-    return 2;
-  }
-  build_env(L, &r, hold);
-  return run(L, &r);
+  return run(L, k, n, list);
 }

@@ -169,6 +169,36 @@ static void t_arguments(void)
        "return true");
 }
 
+/* copies = n: n Helms at once, each with the same arguments, their
+ * outputs a list in order; one that fails fails the call with its
+ * message.  At once: each waits (30 s at most) until both have started,
+ * which one after the other never would. */
+static void t_copies(void)
+{
+  TRUE("assert(os.execute('mkdir -m 777 ' .. D .. '/pair'))\n"
+       "local both = fake('both', 'touch \"$1/$$\"; i=0\\n"
+       "while [ $(ls \"$1\" | wc -l) -lt 2 ] && [ $i -lt 300 ]; do\\n"
+       "  sleep 0.1; i=$((i + 1)); done\\n"
+       "echo \"seen $(ls \"$1\" | wc -l)\"\\n')\n"
+       "local outs, msg = helm.render{ helm = both, args = { D .. '/pair' },"
+       " copies = 2 }\n"
+       "assert(type(outs) == 'table' and #outs == 2, msg)\n"
+       "assert(outs[1] == 'seen 2\\n' and outs[2] == 'seen 2\\n',"
+       " outs[1] .. outs[2])\n"
+       "local one = assert(helm.render{ helm = fake('hi', 'echo hi\\n'),"
+       " args = {}, copies = 1 })\n"
+       "assert(#one == 1 and one[1] == 'hi\\n')\n"
+       "local out, err = helm.render{ helm = fake('bad', 'echo broken >&2;"
+       " exit 3\\n'), args = {}, copies = 2 }\n"
+       "assert(out == nil and err == 'broken', err)\n"
+       "return true");
+  TRUE("err(function() helm.render{ helm = '/x', args = {}, copies = 5 }"
+       " end, 'copies: from 1 to 4 expected')\n"
+       "err(function() helm.render{ helm = '/x', args = {}, copies = 0 }"
+       " end, 'copies: from 1 to 4 expected')\n"
+       "return true");
+}
+
 /* A loopback listener the child is asked to reach. */
 static int listener(int *port)
 {
@@ -370,6 +400,7 @@ int main(void)
   RUN(t_timeout);
   RUN(t_output);
   RUN(t_memory);
+  RUN(t_copies);
   RUN(t_interrupt);
   unit_lua(L, "os.execute('rm -rf ' .. D)", "cleanup");
   lua_close(L);

@@ -133,17 +133,20 @@ function M.capabilities(run, crds)
   return kube, apis
 end
 
----Run `helm template` once; its standard output.
+---Run `helm template` once, or `copies` times at once with the same
+---inputs (uphook.c.helm's render: each Helm in its own confined child);
+---its standard output, or the list of the copies' outputs.
 ---@param run uphook.Run
 ---@param t table M.argv's table, with values (a YAML text)
----@return string
-function M.template(run, t)
+---@param copies? integer 1 to 4: the outputs as a list
+---@return string|string[]
+function M.template(run, t, copies)
   if not (run.c.helm and run.c.helm.render) then
     error("this uphook was built without Helm rendering (uphook.c.helm)", 0)
   end
   local out, err, note = run.c.helm.render { helm = t.helm,
     args = M.argv(t), values = t.values, timeout = t.timeout or M.TIMEOUT,
-    max_output = M.MAX_OUTPUT, memory_limit = M.MEMORY }
+    max_output = M.MAX_OUTPUT, memory_limit = M.MEMORY, copies = copies }
   if not out then
     error(string.format("helm template of %s failed: %s", t.chart_name
       or t.chart, tostring(err)), 0)
