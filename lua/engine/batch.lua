@@ -334,7 +334,8 @@ end
 ---@param opts {namespace?: string, manager?: string} kube.apply's options, checked; manager: the field manager when not uphook (helm.upgrade applies as Helm's, docs/guide.md "Helm addons")
 ---@param reader table M.reader's, for the priors
 ---@param results table[] each applied object's {kind, name, namespace, action} is added
-function M.apply_batch(run, objs, opts, reader, results)
+---@param stored_out? table[] each object as the server stored it is added (not under plan)
+function M.apply_batch(run, objs, opts, reader, results, stored_out)
   local items, pending = {}, {}
   for i, obj in ipairs(objs) do
     items[i] = apply_item(run, obj, opts, reader, pending)
@@ -353,6 +354,7 @@ function M.apply_batch(run, objs, opts, reader, results)
       if not run.plan then
         if it.upgraded and action == "unchanged" then action = "configured" end
         made[#made + 1] = rollback.made_record(it.key, stored, it.obj)
+        if stored_out then stored_out[#stored_out + 1] = stored end
       end
     elseif it.answer then
       failed = failed or it.answer.error

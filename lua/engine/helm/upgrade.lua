@@ -144,9 +144,10 @@ end
 -- with the batch, as hooks do by hand (docs/guide.md "Helm addons"),
 -- never a failed half-upgrade. Under plan the delete is planned and the
 -- object planned as created.
-local function apply_one_batch(run, b, opts, reader)
+local function apply_one_batch(run, b, opts, reader, stored)
   for _ = 1, #b + 1 do
-    local ok, err = pcall(batch.apply_batch, run, b, opts, reader, {})
+    local ok, err = pcall(batch.apply_batch, run, b, opts, reader, {},
+      stored)
     if ok then return end
     local victim = immutable_victim(b, err)
     if not victim then error(err, 0) end
@@ -160,16 +161,18 @@ local function apply_one_batch(run, b, opts, reader)
   end
 end
 
---- Apply items (lists of {obj=}) through kube.apply's policy, in batches.
+--- Apply items (lists of {obj=}) through kube.apply's policy, in batches;
+--- what the server stored of each (none under plan).
 local function apply(run, items, ns)
-  local list = {}
+  local list, stored = {}, {}
   for i, it in ipairs(items) do list[i] = it.obj end
-  if #list == 0 then return end
+  if #list == 0 then return stored end
   local opts = { namespace = ns, manager = M.MANAGER }
   local reader = batch.reader(run.backend, list, ns)
   for _, b in ipairs(batch.split(list)) do
-    apply_one_batch(run, b, opts, reader)
+    apply_one_batch(run, b, opts, reader, stored)
   end
+  return stored
 end
 
 -- Helm's ownership rule (helm/helm pkg/action/validate.go), read before
@@ -493,6 +496,21 @@ local function release_table(rec, values)
       app_version = md.appVersion }, values = values }
 end
 
+-- The names of the CRDs of `list` whose Established condition is True,
+-- added to `ready`.
+local function established(ready, list)
+  for _, crd in ipairs(list) do
+    for _, c in ipairs(type(crd.status) == "table"
+        and type(crd.status.conditions) == "table" and crd.status.conditions
+        or {}) do
+      if c.type == "Established" and c.status == "True" then
+        ready[crd.metadata.name] = true
+      end
+    end
+  end
+  return ready
+end
+
 -- CRDs first (a chart's crds/ folder and its templates alike), each
 -- waited until Established (one wait in the plan); template CRDs leave
 -- the object list.
@@ -503,7 +521,7 @@ local function apply_crds(run, r, t)
     if it.obj.kind == "CustomResourceDefinition" then crds[#crds + 1] = it
     else rest[#rest + 1] = it end
   end
-  apply(run, crds, nil)
+  local stored = apply(run, crds, nil)
   if run.plan then
     if #crds > 0 then
       plan.wait(run, string.format("%d CustomResourceDefinition%s to be "
@@ -511,17 +529,16 @@ local function apply_crds(run, r, t)
     end
     return rest
   end
-  -- one LIST finds those Established already (a chart of 25 CRDs was
-  -- 25 watches); the others are waited for one by one
-  local ready = {}
-  local ok, list = pcall(run.backend.list, run.backend,
-    "apiextensions.k8s.io/v1/CustomResourceDefinition")
-  for _, crd in ipairs(ok and list or {}) do
-    for _, c in ipairs(type(crd.status) == "table"
-        and crd.status.conditions or {}) do
-      if c.type == "Established" and c.status == "True" then
-        ready[crd.metadata.name] = true
-      end
+  -- what the server stored on apply says which are Established already;
+  -- one LIST finds those Established since (a chart of 25 CRDs was 25
+  -- watches), the others are waited for one by one
+  local ready = established({}, stored)
+  for _, it in ipairs(crds) do
+    if not ready[it.obj.metadata.name] then
+      local ok, list = pcall(run.backend.list, run.backend,
+        "apiextensions.k8s.io/v1/CustomResourceDefinition")
+      established(ready, ok and list or {})
+      break
     end
   end
   for _, it in ipairs(crds) do
