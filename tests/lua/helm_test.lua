@@ -352,3 +352,23 @@ case("a chart hook Job that fails rolls the upgrade back: no new revision", func
   t.eq(e:snapshot(), before)
   t.eq(rec_of(e, 2), nil)
 end)
+
+t.case("a second render's crds/ files are not decoded: Helm prints them untemplated", function()
+  local render = require "uphook.engine.helm.render"
+  local run = { c = C }
+  local out = "---\n# Source: demo/crds/w.yaml\nkind: CustomResourceDefinition\n"
+    .. "metadata:\n  name: w\n"
+    .. "---\n# Source: demo/charts/sub/crds/x.yaml\nkind: CustomResourceDefinition\n"
+    .. "metadata:\n  name: x\n"
+    .. "---\n# Source: demo/templates/cm.yaml\nkind: ConfigMap\nmetadata:\n  name: c\n"
+  local first = render.split(render.parse(run, out))
+  t.eq(#first.crds, 2, "the crds/ folders of the chart and of a subchart")
+  t.eq(#first.objects, 1)
+  local second = render.split(render.parse(run, out, true))
+  t.eq(#second.crds, 0)
+  t.eq(#second.objects, 1)
+  t.eq(second.objects[1].obj.metadata.name, "c")
+  t.eq(second.manifest, first.manifest)
+  t.ok(not render.crd_source("demo/templates/crds/y.yaml"),
+    "a template folder named crds is templated")
+end)

@@ -160,13 +160,26 @@ function M.template(run, t, copies)
   return out
 end
 
+---Whether a chunk of Helm's output is a file of a chart's crds/ folder
+---(the chart's own or a subchart's): Helm prints those as they are,
+---never through the template engine.
+---@param source string the chunk's `# Source:` path
+---@return boolean
+function M.crd_source(source)
+  return (source:match("^[^/]+/crds/") or source:match("/charts/[^/]+/crds/"))
+    ~= nil
+end
+
 ---Helm's output cut at its `---\n# Source: <path>\n` headers (helm/helm
 ---pkg/cmd/template.go prints each manifest so): chunks {source=, text=,
 ---objs=} in order, objs the chunk's documents decoded (nulls dropped).
+---With `no_crds`, the chunks of crds/ folders are left undecoded (objs
+---empty): a second render's, which are the first's byte for byte.
 ---@param run uphook.Run
 ---@param out string
+---@param no_crds? boolean
 ---@return table[]
-function M.parse(run, out)
+function M.parse(run, out, no_crds)
   local chunks, pos = {}, 1
   out = "\n" .. out
   while true do
@@ -174,7 +187,10 @@ function M.parse(run, out)
     if not s then break end
     local nxt = out:find("\n%-%-%-\n# Source: ", e) or #out + 1
     local text = out:sub(e + 1, nxt - 1)
-    local ok, docs = pcall(run.c.yaml.decode_all, text)
+    local ok, docs = true, {}
+    if not (no_crds and M.crd_source(src)) then
+      ok, docs = pcall(run.c.yaml.decode_all, text)
+    end
     if not ok then
       error(string.format("helm template printed YAML that does not parse "
         .. "in %s: %s", src, tostring(docs)), 0)
@@ -209,8 +225,7 @@ end
 function M.split(chunks)
   local r = { crds = {}, hooks = {}, objects = {}, manifest = {} }
   for _, ch in ipairs(chunks) do
-    local crd_dir = ch.source:match("^[^/]+/crds/")
-      or ch.source:match("/charts/[^/]+/crds/")
+    local crd_dir = M.crd_source(ch.source)
     local hook = false
     for _, o in ipairs(ch.objs) do
       local a = annotations(o)
