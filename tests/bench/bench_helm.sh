@@ -4,11 +4,14 @@
 # check, plan, apply, prune, hooks, the waits the fake satisfies at once,
 # commit) against Helm v3.17.2's `helm upgrade` of the same chart and
 # values without --wait, side by side in this one run, over TLS to the
-# same fake API server (tests/fakes/apiserver.py). Before every run the
-# server is reset and Helm installs 39.0.8, so both upgrade the same
-# release. Prints the medians and the best of RUNS runs, their ratio, and
-# the render's share: two `helm template` runs of 41.3.0 (what uphook
-# renders) against uphook's median.
+# same fake API server (tests/fakes/apiserver.py), which satisfies the
+# hook's waits at once (--rollout-delay 0: a Deployment is rolled out as
+# soon as it is written), as the Helm issue's benchmark asks. Before every
+# run the server is reset and Helm installs 39.0.8, so both upgrade the
+# same release. Prints the medians and the best of RUNS runs, their
+# ratio, and the render's share: two `helm template` runs of 41.3.0 at
+# once (what uphook renders, docs/guide.md "Helm addons") against
+# uphook's median.
 #   sh tests/bench/bench_helm.sh [build]     RUNS=5
 set -u
 ROOT=$(pwd)
@@ -23,7 +26,7 @@ fake_tmp bench_helm
 
 [ -x "$HELM" ] || { echo "no Helm at $HELM (make helm fetches it)"; exit 1; }
 [ -f "$C1" ] && [ -f "$C2" ] || { echo "no Traefik charts in hooks/ingress/charts"; exit 1; }
-fake_start || exit 1
+fake_start --rollout-delay 0 || exit 1
 
 h() {
   HOME=$TMP/home HELM_CACHE_HOME=$TMP/home/cache HELM_CONFIG_HOME=$TMP/home/config \
@@ -78,7 +81,10 @@ while [ $r -lt "$RUNS" ]; do
   echo "$t1 - $t0" | bc >>"$TMP/helm.times"
   t0=$(now)
   h template traefik "$C2" -n ingress --include-crds --is-upgrade \
+    --set deployment.replicas=1 >/dev/null &
+  h template traefik "$C2" -n ingress --include-crds --is-upgrade \
     --set deployment.replicas=1 >/dev/null || exit 1
+  wait $! || exit 1
   t1=$(now)
   echo "$t1 - $t0" | bc >>"$TMP/tpl.times"
   r=$((r + 1))
@@ -86,9 +92,9 @@ done
 mu=$(median "$TMP/uh.times"); mh=$(median "$TMP/helm.times")
 mt=$(median "$TMP/tpl.times")
 bu=$(sort -n "$TMP/uh.times" | head -1); bh=$(sort -n "$TMP/helm.times" | head -1)
-printf '| uphook upgrade s (median, best) | helm upgrade s (median, best) | uphook / helm (median, best) | render share (2 x helm template / uphook) |\n'
+printf '| uphook upgrade s (median, best) | helm upgrade s (median, best) | uphook / helm (median, best) | render share (2 helm template at once / uphook) |\n'
 printf '|---:|---:|---:|---:|\n'
 printf '| %.3f, %.3f | %.3f, %.3f | %.2fx, %.2fx | %.0f%% |\n' "$mu" "$bu" "$mh" "$bh" \
   "$(echo "$mu / $mh" | bc -l)" "$(echo "$bu / $bh" | bc -l)" \
-  "$(echo "200 * $mt / $mu" | bc -l)"
+  "$(echo "100 * $mt / $mu" | bc -l)"
 echo "goal (the Helm issue): uphook / helm <= 1.0x, 0.8x the aim"
