@@ -214,7 +214,7 @@
 ---@field version string the version this hook installs (semver)
 ---@field from string the installed versions it upgrades (npm-style range, e.g. `">=1.1.0 <1.4.2"`)
 ---@field description? string one line shown by `uphook list` and `plan`
----@field permissions string[] everything the hook may change: `kube:<namespace>`, `kube:*`, `kube:cluster`, `kube:privileged`, `net:<host>`, `net:http://<host>`, `args:<service>`, `bin:<file>`, `restart:kubelite`, `restart:microk8s.daemon-<name>`
+---@field permissions string[] everything the hook may change: `kube:<namespace>`, `kube:*`, `kube:cluster`, `kube:privileged`, `net:<host>`, `net:http://<host>`, `args:<service>`, `bin:<file>`, `plugins:<file>`, `restart:kubelite`, `restart:microk8s.daemon-<name>`
 ---@field params? table<string, uphook.Param> the addon's user parameters
 ---@field positional? (string|{name: string, description?: string})[] the positional arguments it takes, in order, e.g. `{ "nameservers", "dnsip", "domain" }`; a last name ending in `...` takes all the rest. More arguments than declared, or any when none is declared, are exit 2 (for a hook of API 0.1, a warning, and `ctx.positional` holds them all). Values are in `ctx.positional`. Since hook API 0.2
 ---@field detect? fun(ctx: uphook.Ctx): (version: string|nil, params: table<string, string>|nil) the installed version when no state records it (nil: not installed), and optionally the parameters read back from the cluster, used in place of saved ones; read-only
@@ -465,6 +465,9 @@ function hash.file(path) end
 ---root (no `..`, no absolute paths, symlinks not followed out):
 ---`args:` = `$SNAP_DATA/args/` (write needs `args:<service>`),
 ---`bin:` = `$SNAP_DATA/bin/` (write needs `bin:<file>`),
+---`plugins:` = `$SNAP_COMMON/plugins/`, where `microk8s <name>` finds a
+---plugin such as `kube-bench` (write needs `plugins:<file>`; uphook makes
+---the folder when it is missing; this node only, as `bin:`),
 ---`addon:` = the addon folder (read-only),
 ---`state:` = this addon's private folder under the state dir (read/write,
 ---no permission; what it holds is bounded by `--state-quota`, 16 MiB by

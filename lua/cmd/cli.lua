@@ -59,9 +59,13 @@ local function layout(o, c, addon)
     cache_dir = dir .. "/cache",
     journal_path = dir .. "/journal/" .. addon.name .. ".journal",
     roots = { args = files .. "/args", bin = files .. "/bin",
+      plugins = o.offline and (files .. "/plugins")
+        or (o.snap_common .. "/plugins"),
       addon = addon.dir, state = dir .. "/addons/" .. addon.name } }
+  -- $SNAP_COMMON/plugins, where `microk8s <name>` looks for a plugin, is
+  -- made when missing, as the state folder is (docs/reference.md "config")
   for _, d in ipairs { L.journal_dir, L.cache_dir, L.roots.state,
-                       L.roots.args, L.roots.bin } do
+                       L.roots.args, L.roots.bin, L.roots.plugins } do
     if not (o.offline == nil and (d == L.roots.args or d == L.roots.bin))
     then must(c.sys.mkdirs(d)) end
   end

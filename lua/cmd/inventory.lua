@@ -44,6 +44,9 @@ local function detect(o, c, backend, r, a)
   local run = R.new { phase = "detect", plan = true, c = c,
     backend = backend, addon = a.name, hostname = c.sys.hostname(),
     roots = { addon = dir, args = files .. "/args", bin = files .. "/bin",
+              plugins = o.offline and o.state_dir
+                and (o.state_dir .. "/offline/plugins")
+                or (o.snap_common .. "/plugins"),
               state = (o.state_dir or (o.snap_common .. "/var/lib/uphook"))
                       .. "/addons/" .. a.name },
     perms = r.perms, report = Report.new { capture = true },

@@ -98,15 +98,15 @@ local function deprecated_findings(c, info, name, out)
 end
 
 local esc = require("uphook.core.escape").text   -- hook text, as in plans
---- What a reader should know, not a problem: bin: files change on this
---- node only (args: reach every node through config.set_args).
+--- What a reader should know, not a problem: bin: and plugins: files
+--- change on this node only (args: reach every node through
+--- config.set_args).
 local function notes(info)
   local out = {}
   for _, p in ipairs(info.permissions or {}) do
-    local f = permissions.family(p) == "bin" and p:sub(5)
-    if f then
-      out[#out + 1] = string.format("bin:%s changes on this node only: on "
-        .. "a cluster of several nodes the others keep theirs", esc(f))
+    if permissions.scope(p) == "this node only" then
+      out[#out + 1] = string.format("%s changes on this node only: on "
+        .. "a cluster of several nodes the others keep theirs", esc(p))
     end
   end
   return out

@@ -126,7 +126,7 @@ local ENV_KEYS = { addon = "string", name = "string", cluster = "string",
   resolv_conf = "table", hook = "string" }
 
 --- The roots t.env{files = ...} may seed.
-local FILE_ROOTS = { args = true, bin = true, state = true }
+local FILE_ROOTS = { args = true, bin = true, plugins = true, state = true }
 
 -- The state t.env{state=} and env:seed_state seed: its keys (a typo such
 -- as `verison` would seed no version, and detect would run instead).
@@ -273,8 +273,8 @@ local function write_files(env, files)
   for path, text in pairs(files) do
     local root, rel = tostring(path):match("^(%a+):(.+)$")
     if not FILE_ROOTS[root] or type(text) ~= "string" then
-      error(string.format('t.env: files: "%s" must be args:, bin: or '
-        .. "state:<path> = <content>", tostring(path)), 3)
+      error(string.format('t.env: files: "%s" must be args:, bin:, '
+        .. "plugins: or state:<path> = <content>", tostring(path)), 3)
     end
     assert(ctx.c.fs.write(env.roots[root], rel, text))
   end
@@ -346,10 +346,11 @@ function M.env(o)
   local tmp = assert(ctx.c.sys.mkdtemp())
   tempdirs[#tempdirs + 1] = tmp
   env.roots = { args = tmp .. "/args", bin = tmp .. "/bin",
-    state = tmp .. "/state", addon = env.dir }
+    plugins = tmp .. "/plugins", state = tmp .. "/state", addon = env.dir }
   env.root_of = {}
   for k, v in pairs(env.roots) do env.root_of[v] = k end
-  for _, d in ipairs { "args", "bin", "state", "journal", "cache" } do
+  for _, d in ipairs { "args", "bin", "plugins", "state", "journal",
+      "cache" } do
     assert(ctx.c.sys.mkdirs(tmp .. "/" .. d))
   end
   env.journal_path = tmp .. "/journal/" .. env.name .. ".journal"
@@ -726,7 +727,8 @@ function Env:copy_to(to, opts)
   return out
 end
 
----The node's files of an env (args:, bin:, state:), "root:path" -> bytes.
+---The node's files of an env (args:, bin:, plugins:, state:), as
+---"root:path" -> bytes.
 ---@return table<string, string>
 function Env:files()
   local out = {}
@@ -737,7 +739,7 @@ function Env:files()
       else out[root .. ":" .. r] = ctx.c.sys.read(p) or "(unreadable)" end
     end
   end
-  for _, root in ipairs { "args", "bin", "state" } do
+  for _, root in ipairs { "args", "bin", "plugins", "state" } do
     walk(root, self.roots[root], "")
   end
   -- other nodes: their key=value lines (the cluster-agent rewrites a file

@@ -19,6 +19,7 @@ local GRAMMAR = {
   { "net", "^net:http://[%w%.%-]+$" }, { "net", "^net:http://[%w%.%-]+:%d+$" },
   { "net", "^net:[%w%.%-]+$" }, { "net", "^net:[%w%.%-]+:%d+$" },
   { "args", "^args:[%w%-_.]+$" }, { "bin", "^bin:[%w%-_.]+$" },
+  { "plugins", "^plugins:[%w%-_.]+$" },
   { "restart", "^restart:kubelite$" },
   { "restart", "^restart:microk8s%.daemon%-[%w%-]+$" },
 }
@@ -27,10 +28,10 @@ M.PRIVILEGED = "kube:privileged"
 
 --- Where a family's changes happen on a cluster of several nodes.
 local SCOPE = { args = "every node", restart = "every node",
-  bin = "this node only" }
+  bin = "this node only", plugins = "this node only" }
 
 ---The family of a permission word ("kube", "net", "args", "bin",
----"restart"), or nil when it is no permission.
+---"plugins", "restart"), or nil when it is no permission.
 ---@param p any
 ---@return string|nil family
 function M.family(p)

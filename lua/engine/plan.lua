@@ -227,8 +227,8 @@ function M.summary_line(entries)
 end
 
 --- Where a permission acts on a cluster of several nodes (docs/guide.md
---- §6 "Several nodes"): `args:` and `restart:` on every node, `bin:` on
---- this one.
+--- §6 "Several nodes"): `args:` and `restart:` on every node, `bin:` and
+--- `plugins:` on this one.
 ---Does the run's cluster have nodes besides this one? (The topology the
 ---run saw; read now when the hook had no node setting to look at.)
 local function several_nodes(run)
@@ -243,7 +243,8 @@ end
 ---What a plan says about the hook before its steps: description and
 ---permissions (`new` marks those the last upgrade was not granted, when
 ---the run knows: run.new_permissions, a set; `nodes`, on a cluster of
----several nodes, where an `args:`, `restart:` or `bin:` one acts), and
+---several nodes, where an `args:`, `restart:`, `bin:` or `plugins:` one
+---acts), and
 ---uphook's own stamps.
 ---@param run table
 ---@return table header

@@ -320,8 +320,8 @@ M.renderers = {
     out[#out + 1] = string.format("  %s file %s (%s%s)%s",
       e.action == "created" and "+" or e.action == "deleted" and "-" or "~",
       esc(e.path), e.action, e.mode and (", mode " .. esc(e.mode)) or "",
-      e.node and (" on " .. esc(e.node) .. (e.path:match("^bin:")
-        and " only" or "")) or "")
+      e.node and (" on " .. esc(e.node) .. ((e.path:match("^bin:")
+        or e.path:match("^plugins:")) and " only" or "")) or "")
     for l in e.diff:gmatch("[^\n]+") do out[#out + 1] = "      " .. esc(l) end
   end,
   download = function(e, out)

@@ -128,7 +128,7 @@ end
 ---Keep the prior bytes of a file (hard link or copy) and record them; the
 ---record names the backup relative to the journal's folder.
 ---@param run uphook.Run
----@param root string the root's name (bin, args, state)
+---@param root string the root's name (bin, plugins, args, state)
 ---@param dir string the root's absolute folder
 ---@param rel string the file, relative to it
 function M.record_backup(run, root, dir, rel)
@@ -634,7 +634,7 @@ function M.check_journal(begin, version, roots, bases, addon)
   end
   local theirs = (version or 1) >= 2 and M.expand_roots(begin.roots, bases)
     or begin.roots or {}
-  for _, k in ipairs { "args", "bin", "state" } do
+  for _, k in ipairs { "args", "bin", "plugins", "state" } do
     if type(theirs[k]) == "string" and roots[k] and theirs[k] ~= roots[k] then
       return nil, string.format("the journal's %s: root was %s, today's is "
         .. "%s: its changes are undone under today's", k, theirs[k], roots[k])

@@ -36,7 +36,7 @@ stats() { curl -s --cacert "$CA" "$BASE/stats" | python3 -c 'import json,sys; pr
 
 # ------------------------------------------------------------ the addons
 REPO=$TMP/repo
-make_repo "$REPO" dl dlport dlany
+make_repo "$REPO" dl dlport dlany plug
 # hook NAME PERMISSIONS...: an addon whose parameters choose what it does
 hook() {
   name=$1; shift
@@ -73,6 +73,22 @@ EOF
 hook dl "net:127.0.0.1:$HP" "net:127.0.0.1:$SP" "net:127.0.0.1:$WP"
 hook dlport "net:127.0.0.1:1"          # the wrong port only
 hook dlany "net:127.0.0.1"             # any port
+# plug: installs into plugins: (the file --dest names)
+cat >"$REPO/addons/plug/upgrade.lua" <<EOF
+return {
+  version = "2.0.0", from = ">=1.0.0 <2.0.0",
+  permissions = { "plugins:kube-bench", "net:127.0.0.1:$HP" },
+  params = { url = { default = "" }, sha256 = { default = "" },
+    dest = { default = "plugins:kube-bench" }, after = { default = "" } },
+  detect = function() return "1.0.0" end,
+  upgrade = function(ctx)
+    local p = ctx.params
+    config.install(net.download(p.url, { sha256 = p.sha256 }), p.dest,
+      { mode = "0755" })
+    if p.after == "fail" then error("boom after the install", 0) end
+  end,
+}
+EOF
 
 # up STATE ARGS...: uphook --offline against STATE
 up() {
@@ -194,6 +210,36 @@ up "$S" upgrade dl --url="$BASE/file/100" --sha256="$(psum 100)" --after=fail
 expect "a failure after a new install: exit 1" 1 "Rolled back"
 [ -z "$(ls -A "$S/offline/bin")" ] && ok "rollback removes the new binary" \
   || not_ok "rollback removes the new binary"
+
+# plugins: ($SNAP_COMMON/plugins, offline/plugins here) as cis-hardening
+# installs kube-bench: written with its mode, rolled back like bin:, and
+# refused without plugins:<file>
+S=$TMP/plug
+up "$S" upgrade plug --url="$BASE/file/100" --sha256="$(psum 100)"
+expect "install into plugins:kube-bench" 0 \
+  "-> plugins:kube-bench \(mode 0755\)" "Upgraded plug"
+[ "$(sha256sum <"$S/offline/plugins/kube-bench" | cut -d' ' -f1)" = "$(psum 100)" ] \
+  && [ "$(stat -c %a "$S/offline/plugins/kube-bench")" = 755 ] \
+  && ok "plugins:kube-bench holds the file, mode 0755" \
+  || not_ok "plugins:kube-bench holds the file, mode 0755"
+S=$TMP/plugrb
+mkdir -p "$S/offline/plugins"
+printf 'old bench\n' >"$S/offline/plugins/kube-bench"
+chmod 700 "$S/offline/plugins/kube-bench"
+up "$S" upgrade plug --url="$BASE/file/100" --sha256="$(psum 100)" --after=fail
+expect "plugins: a failure after the install: exit 1" 1 "Rolled back"
+[ "$(cat "$S/offline/plugins/kube-bench")" = "old bench" ] \
+  && [ "$(stat -c %a "$S/offline/plugins/kube-bench")" = 700 ] \
+  && [ -z "$(ls -A "$S/journal")" ] \
+  && ok "rollback restores the previous plugin and its mode" \
+  || not_ok "rollback restores the previous plugin and its mode"
+S=$TMP/plugno
+up "$S" upgrade plug --url="$BASE/file/100" --sha256="$(psum 100)" \
+  --dest=plugins:other
+expect "plugins: without its permission: exit 4" 4 \
+  'needs "plugins:other" in the hook'
+[ ! -e "$S/offline/plugins/other" ] && ok "plugins: refused, nothing written" \
+  || not_ok "plugins: refused, nothing written"
 
 # a crash right after the install (UPHOOK_CRASH_AFTER): recover puts the
 # old binary back from the backup beside the journal, then removes both

@@ -338,7 +338,7 @@ t.case("t.env's state, args, files, downloads and env:list's opts: a typo "
       files = { [bad] = "x" } })
     t.eq(ok, false, bad)
     t.match(e, 't.env: files: "' .. bad:gsub("%.", "%%.")
-      .. '" must be args:, bin: or state:')
+      .. '" must be args:, bin:, plugins: or state:')
   end
   t.eq(sys.read("tests/lua/addons/hello/upgrade.lua"), hook,
     "the addon's folder is untouched")

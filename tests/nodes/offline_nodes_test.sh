@@ -182,15 +182,17 @@ run U "$T" recover dns
 expect "recover again once node-c answers" 0 "Recovered dns"
 same_world "$T" && ok "every node is as before" || not_ok "every node is as before"
 
-# lint says where bin: changes go
+# lint says where bin: and plugins: changes go
 mkdir -p "$TMP/binrepo/b"
 cat > "$TMP/binrepo/b/upgrade.lua" <<'LUA'
 return { version = "2.0.0", from = "1.x", description = "a binary",
-  permissions = { "bin:tool" }, detect = function() return "1.0.0" end,
+  permissions = { "bin:tool", "plugins:kube-bench" },
+  detect = function() return "1.0.0" end,
   upgrade = function() end }
 LUA
 run "$UPHOOK" lint "$TMP/binrepo/b"
-expect "lint notes that bin: changes this node only" 0 \
-  "note: bin:tool changes on this node only" "0 problems"
+expect "lint notes that bin: and plugins: change this node only" 0 \
+  "note: bin:tool changes on this node only" \
+  "note: plugins:kube-bench changes on this node only" "0 problems"
 
 finish

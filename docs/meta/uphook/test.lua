@@ -94,7 +94,7 @@ function t.deep_equal(a, b) end
 ---@field args? table<string, string|false> this node's args files by service name (`{kubelet = "--cluster-dns=...\n"}`): each replaces MicroK8s's default file for that service, which every node starts with; `false`: no such file
 ---@field nodes? (string|uphook.test.Node)[] more nodes of the cluster (Nodes of `cluster` are nodes too): a name, or a table naming the node with its own args files and faults
 ---@field resolv_conf? table<string, string> this node's `/etc/resolv.conf` and `/run/systemd/resolve/resolv.conf`, as `nodes.resolv_conf()` reads them (default: neither exists)
----@field files? table<string, string> other files by `root:path`, root `args`, `bin` or `state` (`{["bin:helm"] = "..."}`)
+---@field files? table<string, string> other files by `root:path`, root `args`, `bin`, `plugins` or `state` (`{["bin:helm"] = "..."}`)
 ---@field downloads? table<string, uphook.test.Download> what each URL serves
 ---@field hostname? string the node uphook runs on (default: the first Node of `cluster`)
 ---@field timeout? number `--timeout` of each run (default 60; mock-clock seconds)
@@ -253,7 +253,7 @@ function Env:fail(f) end
 ---Since hook API 0.2.
 function Env:clear_faults() end
 
----The node's files (args:, bin:, state:), `root:path` -> content; for
+---The node's files (args:, bin:, plugins:, state:), `root:path` -> content; for
 ---each other node, `"<node> args:<service>"` -> its `key=value` lines
 ---(what the cluster-agent's rewrite keeps) and `"<node> kubelet"` -> the
 ---kubelet args it runs with.
@@ -329,7 +329,7 @@ function t.env(o) end
 ---`env_fn()` fails at it, and the upgrade must exit 4 when it was the
 ---first change (nothing to undo) or 1 after one, with the fault's
 ---message, leaving the cluster (`env:snapshot()`), the node's files
----(`args:`, `bin:`, `state:`) and the state as they were.
+---(`args:`, `bin:`, `plugins:`, `state:`) and the state as they were.
 ---Since hook API 0.2.
 ---@param env_fn fun(): uphook.test.Env a fresh env each call
 ---@param opts? {args?: string[]} the upgrade's command-line arguments (another key is an error naming it)

@@ -1,5 +1,5 @@
 --- uphook.engine.prims.files: the file roots of the primitives (args:, bin:,
---- addon:, state:; docs/reference.md "Paths"): paths checked, the
+--- plugins:, addon:, state:; docs/reference.md "config"): paths checked, the
 --- permission to change one, modes, the state: quota, a change journaled
 --- and planned.
 local rollback = require "uphook.engine.rollback"
@@ -14,7 +14,8 @@ local need = permissions.need
 
 local M = {}
 
-local ROOTS = { args = true, bin = true, addon = true, state = true }
+local ROOTS = { args = true, bin = true, plugins = true, addon = true,
+  state = true }
 
 --- Split "root:rel" and check it; returns root name, root dir, rel.
 M.MAX_PATH = 4096
@@ -27,7 +28,8 @@ local function split_path(run, path, n, fname)
   end
   local root, rel = path:match("^(%a+):(.*)$")
   if not root or not ROOTS[root] then
-    argerr(n, fname, "path must be args:, bin:, addon: or state:, got "
+    argerr(n, fname, "path must be args:, bin:, plugins:, addon: or state:, "
+      .. "got "
       .. names.quote(path))
   end
   if rel == "" or rel:sub(1, 1) == "/" or rel:find("\0", 1, true) then
@@ -57,7 +59,8 @@ local function net_ok(url, v, err, reason, status)
   return v
 end
 
---- The permission to change a file: args:<service> or bin:<file>.
+--- The permission to change a file: args:<service>, bin:<file> or
+--- plugins:<file>.
 local function need_write(run, root, rel, fname)
   if root == "state" then return end
   if root == "addon" then
@@ -103,10 +106,12 @@ local function refuse_args_write(run, root, rel, fname, where, n)
 end
 
 --- This node's name when the cluster has other nodes: the plan says
---- that an args: or bin: change is made on this node (a bin: change only
---- ever is).
+--- that an args:, bin: or plugins: change is made on this node (a bin: or
+--- plugins: change only ever is).
 local function node_label(run, root)
-  if root ~= "args" and root ~= "bin" then return nil end
+  if root ~= "args" and root ~= "bin" and root ~= "plugins" then
+    return nil
+  end
   local top = run.topology or nodes.topology(run)
   return #top.others > 0 and top.this and top.this.name or nil
 end
