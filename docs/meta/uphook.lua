@@ -469,6 +469,7 @@ function hash.file(path) end
 ---plugin such as `kube-bench` (write needs `plugins:<file>`; uphook makes
 ---the folder when it is missing; this node only, as `bin:`),
 ---`addon:` = the addon folder (read-only),
+---`certs:` = `$SNAP_DATA/certs/`, for `config.exists` only,
 ---`state:` = this addon's private folder under the state dir (read/write,
 ---no permission; what it holds is bounded by `--state-quota`, 16 MiB by
 ---default, each file and folder counting at least 4 KiB).
@@ -478,6 +479,18 @@ config = {}
 ---@param path string `root:relative`
 ---@return string|nil content nil when the file does not exist
 function config.read(path) end
+
+---Does the certificate `$SNAP_DATA/certs/<name>` exist on this node (a
+---regular file)? It reveals existence only, never content, size or mode,
+---so it needs no permission and is allowed in every phase: a hook can
+---refuse before it points a flag at a certificate that is missing (a
+---kube-apiserver that cannot read its client certificate does not
+---start). `certs:` is no root of the other `config` functions: a
+---certificate's key is never read. A name with `/` or `..` is an error
+---naming the argument.
+---@param path string `"certs:<name>"`, e.g. `"certs:front-proxy-client.crt"`
+---@return boolean exists
+function config.exists(path) end
 
 ---✎ Write a file atomically (temporary file, fsync, rename). Journaled:
 ---a rollback restores the previous content. Writing the content it

@@ -60,7 +60,7 @@ local function layout(o, c, addon)
     journal_path = dir .. "/journal/" .. addon.name .. ".journal",
     roots = { args = files .. "/args", bin = files .. "/bin",
       plugins = o.offline and (files .. "/plugins")
-        or (o.snap_common .. "/plugins"),
+        or (o.snap_common .. "/plugins"), certs = files .. "/certs",
       addon = addon.dir, state = dir .. "/addons/" .. addon.name } }
   -- $SNAP_COMMON/plugins, where `microk8s <name>` looks for a plugin, is
   -- made when missing, as the state folder is (docs/reference.md "config")

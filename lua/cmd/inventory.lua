@@ -44,6 +44,7 @@ local function detect(o, c, backend, r, a)
   local run = R.new { phase = "detect", plan = true, c = c,
     backend = backend, addon = a.name, hostname = c.sys.hostname(),
     roots = { addon = dir, args = files .. "/args", bin = files .. "/bin",
+              certs = files .. "/certs",
               plugins = o.offline and o.state_dir
                 and (o.state_dir .. "/offline/plugins")
                 or (o.snap_common .. "/plugins"),

@@ -123,7 +123,7 @@ local ENV_KEYS = { addon = "string", name = "string", cluster = "string",
   state = "table", args = "table", files = "table", downloads = "table",
   plan_fetch = "boolean", hostname = "string", timeout = "number",
   memory_limit = "number", state_quota = "number", nodes = "table",
-  resolv_conf = "table", hook = "string" }
+  resolv_conf = "table", hook = "string", certs = "table" }
 
 --- The roots t.env{files = ...} may seed.
 local FILE_ROOTS = { args = true, bin = true, plugins = true, state = true }
@@ -280,6 +280,19 @@ local function write_files(env, files)
   end
 end
 
+-- t.env's `certs`: the certificates config.exists finds, names only,
+-- each an empty file.
+local function write_certs(env, certs)
+  for i, name in ipairs(certs) do
+    if type(name) ~= "string" or name == "" or name:find("[/%z]")
+       or name:find("..", 1, true) then
+      error(string.format("t.env: certs[%d] must be a file name (no / or "
+        .. "..), got %s", i, lib.repr(name)), 3)
+    end
+    assert(ctx.c.fs.write(env.roots.certs, name, ""))
+  end
+end
+
 -- t.env's `downloads`, as the mock transfer backend takes them.
 local function downloads_of(list)
   local dl = {}
@@ -305,7 +318,7 @@ end
 ---@param o {addon:string, name?:string, cluster?:string, state?:table,
 ---  args?:table, nodes?:table, resolv_conf?:table, downloads?:table,
 ---  files?:table, plan_fetch?:boolean, hostname?:string, timeout?:number,
----  memory_limit?:integer, state_quota?:integer}
+---  memory_limit?:integer, state_quota?:integer, certs?:string[]}
 ---@return table env (docs/meta/uphook/test.lua: uphook.test.Env)
 function M.env(o)
   check_env_opts(o)
@@ -346,16 +359,18 @@ function M.env(o)
   local tmp = assert(ctx.c.sys.mkdtemp())
   tempdirs[#tempdirs + 1] = tmp
   env.roots = { args = tmp .. "/args", bin = tmp .. "/bin",
-    plugins = tmp .. "/plugins", state = tmp .. "/state", addon = env.dir }
+    plugins = tmp .. "/plugins", certs = tmp .. "/certs",
+    state = tmp .. "/state", addon = env.dir }
   env.root_of = {}
   for k, v in pairs(env.roots) do env.root_of[v] = k end
-  for _, d in ipairs { "args", "bin", "plugins", "state", "journal",
-      "cache" } do
+  for _, d in ipairs { "args", "bin", "plugins", "certs", "state",
+      "journal", "cache" } do
     assert(ctx.c.sys.mkdirs(tmp .. "/" .. d))
   end
   env.journal_path = tmp .. "/journal/" .. env.name .. ".journal"
   env.cache_dir = tmp .. "/cache"
   node_world(env, o, tmp, node_files, node_faults)
+  write_certs(env, o.certs or {})
   write_files(env, o.files or {})
   local dl = downloads_of(o.downloads or {})
   env.net = require("uphook.backend.transfer").mock(ctx.c, dl)

@@ -43,7 +43,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field plan_fetch? boolean `plan --plan-fetch`: probe downloads with HEAD
 ---@field backend uphook.Backend the cluster (lua/core/backend.lua): live or the mock
 ---@field net? table the transfer backend (lua/backend/transfer.lua: live or mock)
----@field roots table<string, string> the file roots: args, bin, plugins, addon, state
+---@field roots table<string, string> the file roots: args, bin, plugins, addon, state, and certs (config.exists only)
 ---@field c table the C families (lua/core/cfamilies.lua)
 ---@field null any yaml.null (= json.null)
 ---@field journal_path? string the journal file of this addon

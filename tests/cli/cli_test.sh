@@ -229,4 +229,21 @@ expect "a mistyped addon of a named repository: did you mean <repo>/<addon>" 2 \
 run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --output json list
 expect "JSON events carry a timestamp (UTC, RFC 3339)" 0 \
   '"event":"addon".*"timestamp":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"'
+
+# config.exists offline: the certificates are <state-dir>/offline/certs/
+R3="$TMP/certsrepo"
+CHECK=deployment.apps make_repo "$R3" certs
+cp tests/lua/addons/certs/upgrade.lua "$R3/addons/certs/"
+cp "$TMP/bare.yaml" "$TMP/certs.yaml"
+printf -- '---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: certs, namespace: default}\n' >> "$TMP/certs.yaml"
+run "$UPHOOK" --addons "$R3" --offline "$TMP/certs.yaml" \
+  --state-dir "$TMP/certs1" upgrade certs
+expect "offline without the certificate: config.exists false, the hook refuses" \
+  4 "certs:front-proxy-client.crt is missing"
+mkdir -p "$TMP/certs2/offline/certs"
+: > "$TMP/certs2/offline/certs/front-proxy-client.crt"
+run "$UPHOOK" --addons "$R3" --offline "$TMP/certs.yaml" \
+  --state-dir "$TMP/certs2" upgrade certs
+expect "offline: a certificate in <state-dir>/offline/certs/ exists" 0 \
+  "upgrade: certs:front-proxy-client.crt true"
 finish

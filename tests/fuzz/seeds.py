@@ -231,6 +231,7 @@ calls = {
     'kube.rollout': ['Deployment', 'coredns', 'kube-system', {'timeout': 5}],
     'kube.wait': ['Deployment', 'x', 'kube-system', 'Available', 1],
     'config.write': ['args:kubelet', '--x=1\n'], 'config.read': ['args:kubelet'],
+    'config.exists': ['certs:ca.crt'],
     'config.remove': ['config:x.conf'], 'config.args': ['kubelet'],
     'config.set_args': ['kubelet', {'--x': '1', '--y': False}],
     'config.install': ['cache:abc', 'config:bin/x', {'mode': '0755'}],

@@ -71,7 +71,7 @@ t.case("env:fail: an unknown key or primitive is an error naming it",
 t.case("t.env: an unknown key is an error naming it", function()
   t.err(function()
     t.env { addon = "addons/hello", clustr = "fixtures_hello.yaml" }
-  end, 't.env: unknown key "clustr" %(known: addon, args, cluster,')
+  end, 't.env: unknown key "clustr" %(known: addon, args, certs, cluster,')
 end)
 
 t.case("t.env{name = ...}: the addon's name when the folder is not", function()

@@ -1,11 +1,12 @@
 --- uphook.engine.prims.config: the config.* primitives: read, write, remove,
 --- args and set_args (on every node), over the roots of
---- lua/engine/prims/files.lua.
+--- lua/engine/prims/files.lua; exists, over the certs: folder.
 local rollback = require "uphook.engine.rollback"
 local plan = require "uphook.engine.plan"
 local nodes = require "uphook.engine.nodes"
 local args = require "uphook.engine.prims.args"
 local files = require "uphook.engine.prims.files"
+local names = require "uphook.core.names"
 local argerr, checktype, checkopts, scope =
   args.argerr, args.checktype, args.checkopts, args.scope
 local split_path, fs_ok, need_write, refuse_args_write, change_file =
@@ -23,6 +24,38 @@ M.handlers = H
 function H.config_read(run, path)
   local _, dir, rel = split_path(run, path, 1, "read")
   return fs_ok(path, run.c.fs.read(dir, rel))
+end
+
+--- A certificate's name for config.exists: one file name of the certs:
+--- folder, never a path (docs/reference.md, config.exists).
+local MAX_CERT_NAME = 255
+local function cert_name(path)
+  checktype(path, "string", 1, "exists")
+  local name = path:match("^certs:(.*)$")
+  if not name then
+    argerr(1, "exists", "path must be certs:<name>, got "
+      .. names.quote(path))
+  end
+  if name == "" or #name > MAX_CERT_NAME or name:find("[/%z]")
+     or name:find("..", 1, true) then
+    argerr(1, "exists", "a certificate's file name expected (no / or ..), "
+      .. "got " .. names.quote(path))
+  end
+  return name
+end
+
+---config.exists: does the certificate $SNAP_DATA/certs/<name> exist? It
+---reveals existence only (never content, size or mode), so it needs no
+---permission and is allowed in every phase (docs/security.md).
+---@param run uphook.Run
+---@param path string "certs:<name>"
+---@return boolean exists
+function H.config_exists(run, path)
+  local name = cert_name(path)
+  local dir = run.roots.certs
+  if not dir or run.c.sys.kind(dir) ~= "dir" then return false end
+  local st = fs_ok(path, run.c.fs.stat(dir, name))
+  return st ~= nil and st.type == "file"
 end
 
 ---config.write: journaled, atomic.
