@@ -66,7 +66,11 @@ local function detect(o, c, backend, r, a)
 end
 
 local function row(o, c, backend, r, a, report)
-  r.enabled = enabled.check(backend, a.check_status, enabled.this_node(o, c))
+  local why
+  r.enabled, why = enabled.check(backend, a.check_status,
+    enabled.this_node(o, c))
+  -- `list` says why (its legend): a file --offline has no copy of
+  r.enabled_file = why == "file" and a.check_status or nil
   local ok, st = pcall(state.read, R.new { backend = backend,
     addon = a.name, c = c, report = report })
   r.installed = ok and st and st.version or nil

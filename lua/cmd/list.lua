@@ -25,10 +25,14 @@ function M.main(o, c, report)
   local fmt = "%-14s %-22s %-8s %-10s %-10s %s\n"
   io.stdout:write(string.format(fmt, "REPO", "ADDON", "ENABLED",
     "INSTALLED", "HOOK", "UPGRADE"))
-  local star, pending, unknown = false, {}, false
+  local star, pending, unknown, files = false, {}, false, {}
   for _, r in ipairs(rows) do
     star = star or r.detected
-    unknown = unknown or r.unread or r.enabled == nil
+    if r.enabled_file and not r.unread then
+      files[#files + 1] = r
+    else
+      unknown = unknown or r.unread or r.enabled == nil
+    end
     local upgrade = r.upgradable and ("yes -> " .. esc(r.target))
       or r.unread and "?" or r.enabled == false and "no (not enabled)" or "no"
     if r.in_progress then
@@ -47,6 +51,13 @@ function M.main(o, c, report)
   if unknown then
     io.stdout:write("(? = not known: the cluster could not be read for it, "
       .. "or its enabled check is not one uphook knows)\n")
+  end
+  -- MicroK8s tests a file check_status on the node (lua/engine/enabled.lua);
+  -- --offline mocks the cluster, not this node's files
+  for _, r in ipairs(files) do
+    io.stdout:write(string.format("(? = %s: its check_status %s is a file "
+      .. "on the node, which --offline cannot test)\n", esc(r.name),
+      esc(r.enabled_file)))
   end
   if star then
     io.stdout:write("(* installed version found by the hook's detect: no "

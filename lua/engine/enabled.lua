@@ -42,6 +42,9 @@ M.RESOURCE_KINDS = { pod = "v1/Pod", service = "v1/Service",
 ---       files are not this machine's (offline)
 ---@return boolean|nil enabled nil when it cannot tell (no check_status,
 ---       an unknown resource, an API error)
+---@return "file"|nil why "file" when it cannot tell because check_status
+---       is a file on this node and the node is not this machine's
+---       (offline)
 function M.check(backend, check, node)
   check = check or ""
   local res, name = check:match("^([%w%.%-]+)/([^/]+)$")
@@ -54,7 +57,8 @@ function M.check(backend, check, node)
     end
     return false
   end
-  if check:find("^%${SNAP[%w_]*}/") and node then
+  if check:find("^%${SNAP[%w_]*}/") then
+    if not node then return nil, "file" end
     local path = check:gsub("%${(SNAP[%w_]*)}", function(v)
       return node.vars[v] end)
     if path:find("${", 1, true) then return nil end

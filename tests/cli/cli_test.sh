@@ -230,6 +230,25 @@ run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" --output json list
 expect "JSON events carry a timestamp (UTC, RFC 3339)" 0 \
   '"event":"addon".*"timestamp":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"'
 
+# list, offline: an addon whose check_status is a file on the node shows
+# ENABLED ? and a legend line says why; none when no ? is shown
+R4="$TMP/lockrepo"
+CHECK='${SNAP_DATA}/var/lock' make_repo "$R4" lockd
+cp tests/lua/addons/hello/upgrade.lua "$R4/addons/lockd/"
+run "$UPHOOK" --addons "$R4" --offline "$TMP/cluster.yaml" \
+  --state-dir "$TMP/lock1" list
+expect "list offline: a file check_status is ?, and the legend says why" 0 \
+  '^[^ ]+ +lockd +\? ' \
+  '^\(\? = lockd: its check_status \$\{SNAP_DATA\}/var/lock/lockd is a file on the node, which --offline cannot test\)$'
+if grep -q 'not known: the cluster could not be read' "$OUT"; then
+  not_ok "list offline: no other ? legend for a file check"
+else ok "list offline: no other ? legend for a file check"; fi
+run "$UPHOOK" --addons "$R1" --offline "$TMP/cluster.yaml" \
+  --state-dir "$TMP/lock2" list
+if [ "$RC" = 0 ] && ! grep -q 'which --offline cannot test\|^(?' "$OUT"; then
+  ok "list: no ? legend when no ? is shown"
+else not_ok "list: no ? legend when no ? is shown"; fi
+
 # config.exists offline: the certificates are <state-dir>/offline/certs/
 R3="$TMP/certsrepo"
 CHECK=deployment.apps make_repo "$R3" certs
