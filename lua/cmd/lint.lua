@@ -100,11 +100,18 @@ end
 local esc = require("uphook.core.escape").text   -- hook text, as in plans
 --- What a reader should know, not a problem: bin: and plugins: files
 --- change on this node only (args: reach every node through
---- config.set_args).
+--- config.set_args), and so does a config file under args:, which is no
+--- service's flags (docs/guide.md §6 "Several nodes").
 local function notes(info)
   local out = {}
   for _, p in ipairs(info.permissions or {}) do
-    if permissions.scope(p) == "this node only" then
+    if permissions.args_config_file(p) then
+      out[#out + 1] = string.format("%s is a config file, not a service's "
+        .. "flags: it cannot change on every node (config.set_args changes "
+        .. "flags, and MicroK8s's cluster agent cannot write a file); on a "
+        .. "cluster of several nodes write it with {nodes = \"this\"} and "
+        .. "run the upgrade on every node", esc(p))
+    elseif permissions.scope(p) == "this node only" then
       out[#out + 1] = string.format("%s changes on this node only: on "
         .. "a cluster of several nodes the others keep theirs", esc(p))
     end

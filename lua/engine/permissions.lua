@@ -57,11 +57,23 @@ function M.parse(list, bad)
   return set
 end
 
+---Does an args: permission name a config file (a name with an extension:
+---`args:eventconfig.yaml`) rather than a service's flags? Only flags
+---reach the other nodes (config.set_args, through MicroK8s's cluster
+---agent, which cannot write a file); a config file changes on this node
+---only (docs/guide.md §6 "Several nodes").
+---@param p string
+---@return boolean
+function M.args_config_file(p)
+  return M.family(p) == "args" and p:find(".", 6, true) ~= nil
+end
+
 ---Where a permission's changes happen on a cluster of several nodes
 ---("every node", "this node only"), or nil (the cluster's API).
 ---@param p string
 ---@return string|nil
 function M.scope(p)
+  if M.args_config_file(p) then return "this node only" end
   return SCOPE[M.family(p) or ""]
 end
 

@@ -373,3 +373,21 @@ t.case("config.write and config.remove of args: with nodes = \"this\": this "
     local text = require("uphook.engine.plantext").render(p.plan)
     t.match(text, "each of the other 2 nodes needs its own run")
   end)
+
+t.case("a config file under args: changes this node only: its permission "
+  .. "is not marked every node", function()
+  local permissions = require "uphook.engine.permissions"
+  t.eq(permissions.scope("args:eventconfig.yaml"), "this node only")
+  t.eq(permissions.scope("args:kube-apiserver"), "every node")
+  t.eq(permissions.args_config_file("args:containerd-template.toml"), true)
+  t.eq(permissions.args_config_file("args:kubelet"), false)
+  t.eq(permissions.args_config_file("bin:kube-bench.yaml"), false)
+  local plan, plantext = require "uphook.engine.plan", require "uphook.engine.plantext"
+  local e = t.env { addon = "addons/eventcfg", cluster = "fixtures_nodes.yaml",
+    nodes = { { name = "node-b" } } }
+  local r = e:plan {}
+  t.eq(r.code, 0, r.error)
+  t.match(plantext.render(r.plan, { header = plan.header(r.run) }),
+    "permissions: args:eventconfig%.yaml %(this node only%) %(new%), "
+    .. "args:kube%-apiserver %(every node%) %(new%)")
+end)

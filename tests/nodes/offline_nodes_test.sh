@@ -186,7 +186,8 @@ same_world "$T" && ok "every node is as before" || not_ok "every node is as befo
 mkdir -p "$TMP/binrepo/b"
 cat > "$TMP/binrepo/b/upgrade.lua" <<'LUA'
 return { version = "2.0.0", from = "1.x", description = "a binary",
-  permissions = { "bin:tool", "plugins:kube-bench" },
+  permissions = { "bin:tool", "plugins:kube-bench", "args:kubelet",
+    "args:eventconfig.yaml" },
   detect = function() return "1.0.0" end,
   upgrade = function() end }
 LUA
@@ -194,5 +195,12 @@ run "$UPHOOK" lint "$TMP/binrepo/b"
 expect "lint notes that bin: and plugins: change this node only" 0 \
   "note: bin:tool changes on this node only" \
   "note: plugins:kube-bench changes on this node only" "0 problems"
+# a config file under args: is no service's flags: it cannot reach every
+# node, and lint says so naming the file; a flags file gets no note
+expect "lint notes that a config file under args: is not every node" 0 \
+  "note: args:eventconfig.yaml is a config file, not a service's flags: it cannot change on every node"
+if grep -q 'note: args:kubelet' "$OUT"; then
+  not_ok "lint: no note for args:kubelet (flags reach every node)"
+else ok "lint: no note for args:kubelet (flags reach every node)"; fi
 
 finish
