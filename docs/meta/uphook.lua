@@ -488,6 +488,7 @@ function config.read(path) end
 ---start). `certs:` is no root of the other `config` functions: a
 ---certificate's key is never read. A name with `/` or `..` is an error
 ---naming the argument.
+---Since hook API 0.2.
 ---@param path string `"certs:<name>"`, e.g. `"certs:front-proxy-client.crt"`
 ---@return boolean exists
 function config.exists(path) end

@@ -95,7 +95,7 @@ function t.deep_equal(a, b) end
 ---@field nodes? (string|uphook.test.Node)[] more nodes of the cluster (Nodes of `cluster` are nodes too): a name, or a table naming the node with its own args files and faults
 ---@field resolv_conf? table<string, string> this node's `/etc/resolv.conf` and `/run/systemd/resolve/resolv.conf`, as `nodes.resolv_conf()` reads them (default: neither exists)
 ---@field files? table<string, string> other files by `root:path`, root `args`, `bin`, `plugins` or `state` (`{["bin:helm"] = "..."}`)
----@field certs? string[] the certificates of this node's `$SNAP_DATA/certs/` that `config.exists("certs:<name>")` finds (file names; default: none)
+---@field certs? string[] the certificates of this node's `$SNAP_DATA/certs/` that `config.exists("certs:<name>")` finds (file names; default: none). Since hook API 0.2
 ---@field downloads? table<string, uphook.test.Download> what each URL serves
 ---@field hostname? string the node uphook runs on (default: the first Node of `cluster`)
 ---@field timeout? number `--timeout` of each run (default 60; mock-clock seconds)
