@@ -2,7 +2,8 @@
  * runs a *_test.lua file in the hook child's sandbox, with the same allow
  * list and seccomp filter as a hook.  What differs from a hook child is
  * here: the modules a test may require (uphook.test as lua/cmd/testchild.lua
- * builds it, over uphook.cmd.testlib and uphook.core.tables), the two requests it
+ * builds it, over uphook.cmd.testlib, uphook.core.tables and
+ * uphook.core.textdiff), the two requests it
  * makes of the broker instead of the hook primitives, and how the file is
  * loaded (its cases registered, a runner kept for the "case" phase). */
 #include <string.h>
@@ -14,7 +15,8 @@
 /* The engine modules a test file may require, as they are embedded: pure
  * Lua over plain data. */
 static const char *const test_shared[] = { "uphook.cmd.testlib",
-                                            "uphook.core.tables", NULL };
+                                            "uphook.core.tables",
+                                            "uphook.core.textdiff", NULL };
 
 const struct uh_embedded *uh_testchild_module(const char *name)
 {

@@ -6,6 +6,7 @@
 --- proxies of the broker's, and in the trusted runner of the project's
 --- own tests; lua/cmd/test.lua is the runner and the environments.
 local tables = require "uphook.core.tables"
+local textdiff = require "uphook.core.textdiff"
 
 local M = {}
 
@@ -120,6 +121,43 @@ local function brief(v, n)
   return s
 end
 
+local DIFF_OUT = 40      -- the changed lines a string diff shows
+local WINDOW = 30        -- a long line shown around its first difference
+
+-- Line n of s that starts at byte `from` (nil past the end).
+local function line_at(s, from)
+  if from > #s then return nil end
+  return s:match("^[^\n]*", from)
+end
+
+-- Two strings that differ, for a failure message (docs/reference.md
+-- `t.eq`): where they first differ; with several lines, both lines there
+-- and the line diff `uphook plan` shows (lua/core/textdiff.lua), else
+-- both around that position. Each line starts with `indent`.
+local function string_difference(actual, expected, indent)
+  local at, line, col = textdiff.first_difference(expected, actual)
+  if expected:find("\n", 1, true) or actual:find("\n", 1, true) then
+    local from = at - col + 1
+    local le, la = line_at(expected, from), line_at(actual, from)
+    local out = { string.format("%sline %d differs: expected %s, got %s",
+      indent, line, le and repr(le) or "no line " .. line,
+      la and repr(la) or "no line " .. line),
+      indent .. "diff (- expected, + got):" }
+    local body, summary = textdiff.lines(expected, actual, { out = DIFF_OUT })
+    if summary then out[#out + 1] = indent .. "  " .. summary end
+    for _, l in ipairs(body) do out[#out + 1] = indent .. "  " .. l end
+    return out
+  end
+  local from = math.max(1, at - WINDOW)
+  local function window(s)
+    return (from > 1 and "..." or "") .. repr(s:sub(from, at + WINDOW))
+      .. (#s > at + WINDOW and "..." or "")
+  end
+  return { string.format("%sthe strings differ at character %d (%d and %d "
+    .. "long): expected %s, got %s", indent, at, #expected, #actual,
+    window(expected), window(actual)) }
+end
+
 -- Who owns which field (metadata.managedFields) differs wherever a field
 -- does: those paths are listed after the fields themselves.
 local function in_managed_fields(path)
@@ -140,6 +178,10 @@ local function eq_message(actual, expected, msg)
       and (" at " .. diffs[1].path) or ""
     return string.format("%sexpected %s, got %s%s", pre, re, ra, where)
   end
+  if type(actual) == "string" and type(expected) == "string" then
+    return pre .. "expected equal strings:\n"
+      .. table.concat(string_difference(actual, expected, "  "), "\n")
+  end
   local fields, owners = {}, {}
   for _, d in ipairs(diffs) do
     local into = in_managed_fields(d.path) and owners or fields
@@ -158,8 +200,17 @@ local function eq_message(actual, expected, msg)
   local lines = { string.format("%sexpected equal values; %s:", pre, head) }
   for i = 1, math.min(#fields, MAX_PATHS) do
     local d = fields[i]
-    lines[#lines + 1] = string.format("  %s: expected %s, got %s",
-      d.path == "" and "(the value)" or d.path, brief(d.b, 70), brief(d.a, 70))
+    local path = d.path == "" and "(the value)" or d.path
+    if type(d.a) == "string" and type(d.b) == "string"
+       and #repr(d.a) + #repr(d.b) > 140 then
+      lines[#lines + 1] = "  " .. path .. ":"
+      for _, l in ipairs(string_difference(d.a, d.b, "    ")) do
+        lines[#lines + 1] = l
+      end
+    else
+      lines[#lines + 1] = string.format("  %s: expected %s, got %s", path,
+        brief(d.b, 70), brief(d.a, 70))
+    end
   end
   return table.concat(lines, "\n")
 end
@@ -171,7 +222,9 @@ local function eq(actual, expected, msg, level)
 end
 
 ---Assert deep equality. On failure, short values are shown whole; long
----ones (two clusters) as the paths that differ, with both values.
+---ones (two clusters) as the paths that differ, with both values; two
+---long strings as where they first differ: the line and a line diff
+---when they have several lines, else both around that character.
 ---@param actual any
 ---@param expected any
 ---@param msg? string

@@ -220,6 +220,20 @@ function M.lines(old, new, limits)
   return hunks(all, base, base, lim), nil
 end
 
+---Where two texts first differ (uphook.test's t.eq names it): the
+---byte, and its line and column, each from 1; nil when they are equal.
+---Linear, like the head this module's diffs skip.
+---@param a string
+---@param b string
+---@return integer|nil byte, integer|nil line, integer|nil column
+function M.first_difference(a, b)
+  if a == b then return nil end
+  local p = common_prefix(a, b)
+  local ls = p
+  while ls > 0 and a:byte(ls) ~= 10 do ls = ls - 1 end
+  return p + 1, count_lines(a, 1, ls) + 1, p - ls + 1
+end
+
 ---A unified diff with a `--- a/name` / `+++ b/name` header.
 ---@param old string|nil
 ---@param new string|nil

@@ -154,6 +154,46 @@ t.case("a failed t.eq of two clusters names the differing paths", function()
   t.match(msg, "metadata%.labels: expected {changed=\"yes\"}, got %(absent%)")
 end)
 
+-- Two args files of 40 lines that differ at line 35 (docs/reference.md
+-- t.eq): the message names the line, both lines, and shows the diff.
+local function args_file(at35)
+  local l = {}
+  for i = 1, 40 do l[i] = string.format("--flag-%02d=value-%02d", i, i) end
+  l[35] = at35
+  return table.concat(l, "\n") .. "\n"
+end
+
+t.case("a failed t.eq of two 40-line strings names line 35 and both lines",
+  function()
+    local want = args_file("--authorization-mode=Node,RBAC")
+    local got = args_file("--authorization-mode=AlwaysAllow")
+    local msg = t.err(function() t.eq(got, want) end)
+    t.match(msg, 'line 35 differs: expected "%-%-authorization%-mode=Node,RBAC", '
+      .. 'got "%-%-authorization%-mode=AlwaysAllow"')
+    t.match(msg, "\n  diff %(%- expected, %+ got%):\n    @@ %-32,7 %+32,7 @@\n")
+    t.match(msg, "\n    %-%-%-authorization%-mode=Node,RBAC\n"
+      .. "    %+%-%-authorization%-mode=AlwaysAllow\n")
+    t.ok(not msg:find("flag-01", 1, true), "only the hunk's lines: " .. msg)
+    -- a string inside a table (a file in an env's nodes) is shown the same
+    msg = t.err(function() t.eq({ args = got }, { args = want }) end)
+    t.match(msg, "1 path differs:\n  %.args:\n    line 35 differs: expected "
+      .. '"%-%-authorization%-mode=Node,RBAC"')
+    -- a line missing at the end
+    msg = t.err(function() t.eq(want:sub(1, -2) .. "\nextra\n", want) end)
+    t.match(msg, 'line 41 differs: expected no line 41, got "extra"')
+  end)
+
+t.case("a failed t.eq of two long one-line strings shows where they differ",
+  function()
+    local want = string.rep("a", 150) .. "XYZ" .. string.rep("b", 50)
+    local got = string.rep("a", 150) .. "XQZ" .. string.rep("b", 50)
+    local msg = t.err(function() t.eq(got, want) end)
+    t.match(msg, "the strings differ at character 152 %(203 and 203 long%): "
+      .. 'expected %.%.%."a+XYZb+"%.%.%., got %.%.%."a+XQZb+"%.%.%.')
+    -- short ones are still shown whole
+    t.match(t.err(function() t.eq("abc", "abd") end), 'expected "abd", got "abc"')
+  end)
+
 t.case("a harness error's message stays in the FAIL report", function()
   local dir = assert(require("uphook.c.sys").mkdtemp())
   local path = dir .. "/x_test.lua"
@@ -292,11 +332,17 @@ t.case("a failed t.eq of two clusters lists the fields before managedFields",
       .. "last%), the first 10:")
   end)
 
-t.case("t.repr and t.eq keep a string with newlines on one line", function()
+t.case("t.repr keeps a string with newlines on one line; t.eq's diff of "
+  .. "one indents every line", function()
   t.eq(t.repr("a\nb"), '"a\\nb"')
   local msg = t.err(function()
     t.eq({ s = ("x"):rep(100) .. "\nend" }, { s = ("y"):rep(100) }) end)
-  t.eq(select(2, msg:gsub("\n", "")), 1, msg)
+  local first = true
+  for l in (msg .. "\n"):gmatch("([^\n]*)\n") do
+    t.ok(first or l:match("^  ") ~= nil, "an indented line: " .. l)
+    first = false
+  end
+  t.match(msg, '\n    line 1 differs: expected "y+", got "x+"\n')
 end)
 
 t.case("env:calls of a name that is no primitive, env:upgrade of a string: "
@@ -527,4 +573,17 @@ t.case("env:copy_to copies a world as one install makes it: CRDs first, by helm,
   t.eq(crds:get("ConfigMap", "hello", "default"), nil, "only the kinds given")
   t.eq(crds:get("CustomResourceDefinition", "gadgets.copy.example.com")
     .metadata.managedFields[1].manager, "installer")
+end)
+
+t.case("a confined test file's t.eq shows the line diff too", function()
+  local np, nf, out = confined('local t = require "uphook.test"\n'
+    .. 't.case("x", function()\n'
+    .. '  local a, b = {}, {}\n'
+    .. '  for i = 1, 40 do a[i] = "line " .. i; b[i] = a[i] end\n'
+    .. '  b[35] = "changed"\n'
+    .. '  t.eq(table.concat(a, "\\n"), table.concat(b, "\\n"))\n'
+    .. 'end)\n')
+  t.eq({ np, nf }, { 0, 1 })
+  t.match(out, 'line 35 differs: expected "changed", got "line 35"')
+  t.match(out, "%-changed\n.*%+line 35")
 end)

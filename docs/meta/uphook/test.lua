@@ -46,7 +46,12 @@ function t.helm_case(name, fn) end
 ---Assert deep equality (tables compared key by key). The message shows
 ---both values when they are short; else the paths where they differ
 ---(the first 10, each with both values; differences of
----`metadata.managedFields` listed after those of the fields).
+---`metadata.managedFields` listed after those of the fields). Two long
+---strings that differ (whole, or at a path) are shown where they first
+---differ: with several lines, the line number, both lines and the line
+---diff `uphook plan` shows (`-` expected, `+` got; at most 40 changed
+---lines); on one line, the character and both strings around it.
+---(Since 0.2.0; before, each value was cut to 70 characters.)
 ---@param actual any
 ---@param expected any
 ---@param msg? string prefix of the failure message
