@@ -84,8 +84,11 @@ local function row(o, c, backend, r, a, report)
   if r.enabled == false then
     r.upgradable = false      -- upgrade refuses an addon not enabled (exit 4)
   elseif r.installed and r.target then
+    -- another build of the target's version is upgradable too (upgrade's
+    -- rule, lua/engine/phases.lua: semver.at)
     local okc, cmp = pcall(semver.compare, r.installed, r.target)
-    r.upgradable = okc and cmp < 0
+    r.upgradable = okc and cmp <= 0
+      and not semver.at(r.installed, r.target)
       and semver.satisfies(r.installed, r.from_range) or false
   else
     r.upgradable = false

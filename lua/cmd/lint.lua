@@ -38,7 +38,10 @@ local function findings(info)
   for _, f in ipairs(info.unknown) do
     out[#out + 1] = "unknown field '" .. f .. "' (a typo?)"
   end
-  if semver.satisfies(info.version, info.from) then
+  -- a version with build metadata upgrades the other builds of itself
+  -- (docs/guide.md "Versions that never changed"), which `from` includes
+  if semver.satisfies(info.version, info.from)
+     and not (semver.parse(info.version) or {}).build then
     out[#out + 1] = string.format("'from' (%s) includes the target version "
       .. "%s", info.from, info.version)
   end

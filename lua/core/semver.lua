@@ -5,6 +5,8 @@
 --- semver.compare("1.2.3-rc.1", "1.2.3")          --> -1
 --- semver.satisfies("v1.3.0", ">=1.1.0 <1.4.2")   --> true
 --- semver.satisfies("1.4.0-rc.1", "^1.2")         --> false (pre-release rule)
+--- semver.satisfies("1.0.0+7bfce061", "1.0.0")     --> true (build ignored)
+--- semver.at("1.0.0+7bfce061", "1.0.0+e9783f86")   --> false
 --- ```
 ---
 --- Versions: `MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD]`, optionally preceded by
@@ -225,6 +227,21 @@ end
 ---@return integer # -1 when a < b, 0 when equal, 1 when a > b
 function M.compare(a, b)
   return compare_parsed(version_arg(a, 2), version_arg(b, 2))
+end
+
+---Whether an installed version `v` is the version `target` a hook
+---installs: equal precedence and, when `target` carries build metadata,
+---the same build metadata. `1.0.0+e9783f86` is not `1.0.0+7bfce061`
+---though neither precedes the other (an addon whose version string never
+---changed, told apart by a fingerprint of its content: docs/guide.md
+---"Versions that never changed"); a `target` without build metadata is
+---any build of its version. Raises an error naming an invalid version.
+---@param v string|semver.Version
+---@param target string|semver.Version
+---@return boolean
+function M.at(v, target)
+  local a, b = version_arg(v, 2), version_arg(target, 2)
+  return compare_parsed(a, b) == 0 and (b.build == nil or a.build == b.build)
 end
 
 --- Ranges -------------------------------------------------------------

@@ -331,7 +331,9 @@ local function body(run, o)
   local base = not run.reset and kept or nil
   check_base(run, base, given, saved)
   run.params = params.merge(run.hook.decl, base, given)
-  if semver.compare(run.from, run.to) == 0 then
+  -- build metadata tells builds of one version apart (`1.0.0+<fingerprint>`,
+  -- docs/guide.md "Versions that never changed"); `from` ignores it
+  if semver.at(run.from, run.to) then
     if not at_current(run, kept) then return M.OK end
   elseif not semver.satisfies(run.from, run.hook.from) then
     stop(M.EARLY, string.format("%s %s cannot be upgraded by this hook: it "

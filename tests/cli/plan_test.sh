@@ -199,4 +199,29 @@ case "${BUILD:-build}" in
        ok "the 2 MiB diff: peak RSS ${rss} KiB (< 32 MiB), ${ms} ms (< 10 s)"
      else not_ok "the 2 MiB diff: peak RSS under 32 MiB and under 10 s"; fi ;;
 esac
+
+# ---- build metadata (docs/guide.md "Versions that never changed"): every
+# enable said 1.0.0; detect tells them apart as 1.0.0+<fingerprint>
+F=$TMP/fprint
+make_repo "$F/repo" fprint
+cp tests/lua/addons/fprint/upgrade.lua "$F/repo/addons/fprint/"
+mkdir -p "$F/w/offline/args"
+printf 'policy: 1\n' > "$F/w/offline/args/fprint-policy.yaml"
+FP() { "$UPHOOK" --addons "$F/repo" --offline "$TMP/cluster.yaml" --state-dir "$F/w" "$@"; }
+run "$UPHOOK" lint "$F/repo/addons/fprint"
+expect "lint: a from that includes a version with build metadata is no problem" 0 \
+  "upgrade\\.lua: ok \\(1\\.0\\.0\\+e9783f8603e3, from 1\\.0\\.0\\)" "0 problems"
+run FP list
+expect "list: another build of the hook's version is upgradable" 0 \
+  "fprint +\\? +1\\.0\\.0\\+7bfce061d02a\\* +1\\.0\\.0\\+e9783f8603e3 +yes"
+run FP plan fprint
+expect "plan: both builds in its header" 0 \
+  "^Plan for fprint 1\\.0\\.0\\+7bfce061d02a -> 1\\.0\\.0\\+e9783f8603e3$" "^ +\\+policy: 3$"
+run FP upgrade fprint --yes
+expect "upgrade from one build to another" 0 \
+  "Upgraded fprint from 1\\.0\\.0\\+7bfce061d02a to 1\\.0\\.0\\+e9783f8603e3"
+grep -q '^  version: 1\.0\.0+e9783f8603e3$' "$F/w/offline/cluster.yaml" \
+  && ok "the state records the build" || not_ok "the state records the build"
+run FP upgrade fprint --yes
+expect "at the hook's build: nothing to do" 0 "fprint is already at 1\\.0\\.0\\+e9783f8603e3: nothing to do"
 finish
