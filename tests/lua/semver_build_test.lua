@@ -36,22 +36,33 @@ t.case("another build of the same version is upgraded: from and state show "
   local e = env "policy: 1\n"
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
-  t.eq(r.run.from, OLD)
+  t.eq({ r.from, r.to }, { OLD, NEW })
   t.eq(e:state().version, NEW)
   local h = e:state().history
   t.eq({ h[#h].from, h[#h].to }, { OLD, NEW })
   t.eq(e:file("args:fprint-policy.yaml"), "policy: 3\n")
   -- the next run reads the state: at the hook's build, nothing to do
   r = e:upgrade {}
-  t.eq(r.run.noop, true)
+  t.eq(r.noop, true)
 end)
+
+t.case("a state seeded with another build (t.env's state) is upgraded",
+  function()
+    local e = env("policy: 1\n", { state = { version = "1.0.0+0123abcd" } })
+    local r = e:upgrade {}
+    t.eq(r.code, 0, r.error)
+    t.eq(r.from, "1.0.0+0123abcd")
+    t.eq(e:state().version, NEW)
+    e = env("policy: 3\n", { state = { version = NEW } })
+    t.eq(e:upgrade({}).noop, true)
+  end)
 
 t.case("the build the hook installs, detected: nothing to do", function()
   local e = env "policy: 3\n"
   local before = e:snapshot()
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
-  t.eq(r.run.noop, true)
+  t.eq(r.noop, true)
   t.eq(e:snapshot(), before)
   t.eq(e:state(), nil)
 end)
