@@ -13,6 +13,7 @@ return {
       description = "check the result" },
     level = { default = "1", choices = { "1", "2" } },
   },
+  positional = { "words..." },
   detect = function() return "1.0.0" end,
   upgrade = function(ctx)
     kube.apply { apiVersion = "v1", kind = "ConfigMap",
