@@ -123,6 +123,7 @@ end
 
 local DIFF_OUT = 40      -- the changed lines a string diff shows
 local WINDOW = 30        -- a long line shown around its first difference
+local LINE_MAX = 200     -- a line of a string diff is cut there
 
 -- Line n of s that starts at byte `from` (nil past the end).
 local function line_at(s, from)
@@ -140,12 +141,15 @@ local function string_difference(actual, expected, indent)
     local from = at - col + 1
     local le, la = line_at(expected, from), line_at(actual, from)
     local out = { string.format("%sline %d differs: expected %s, got %s",
-      indent, line, le and repr(le) or "no line " .. line,
-      la and repr(la) or "no line " .. line),
+      indent, line, le and brief(le, LINE_MAX) or "no line " .. line,
+      la and brief(la, LINE_MAX) or "no line " .. line),
       indent .. "diff (- expected, + got):" }
     local body, summary = textdiff.lines(expected, actual, { out = DIFF_OUT })
     if summary then out[#out + 1] = indent .. "  " .. summary end
-    for _, l in ipairs(body) do out[#out + 1] = indent .. "  " .. l end
+    for _, l in ipairs(body) do
+      if #l > LINE_MAX then l = l:sub(1, LINE_MAX - 3) .. "..." end
+      out[#out + 1] = indent .. "  " .. l
+    end
     return out
   end
   local from = math.max(1, at - WINDOW)

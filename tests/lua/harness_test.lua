@@ -181,6 +181,11 @@ t.case("a failed t.eq of two 40-line strings names line 35 and both lines",
     -- a line missing at the end
     msg = t.err(function() t.eq(want:sub(1, -2) .. "\nextra\n", want) end)
     t.match(msg, 'line 41 differs: expected no line 41, got "extra"')
+    -- a long line is cut, in the header and in the diff
+    msg = t.err(function()
+      t.eq(args_file(("y"):rep(5000)), args_file(("x"):rep(5000))) end)
+    t.ok(#msg < 2500, "bounded: " .. #msg .. " bytes")
+    t.match(msg, '\n  line 35 differs: expected "x+%.%.%., got "y+%.%.%.\n')
   end)
 
 t.case("a failed t.eq of two long one-line strings shows where they differ",
