@@ -185,7 +185,7 @@
 ---`--skip-kubebench-installation` does: `--name` (or `-s`) sets "true",
 ---`--name=false` sets "false", and any other value is exit 2; it is
 ---"false" when not given unless its `default` is "true", and is saved
----like any other parameter. (Since 0.2.0.)
+---like any other parameter.
 ---@class uphook.Param
 ---@field type? "string"|"flag" "string" (the default) or "flag", a boolean switch whose value is "true" or "false"; a flag takes no `choices` or `pattern`. Since hook API 0.2
 ---@field default? string the value when neither saved state nor the command line gives one

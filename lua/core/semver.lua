@@ -236,6 +236,8 @@ end
 ---changed, told apart by a fingerprint of its content: docs/guide.md
 ---"Versions that never changed"); a `target` without build metadata is
 ---any build of its version. Raises an error naming an invalid version.
+---
+---Since hook API 0.2.
 ---@param v string|semver.Version
 ---@param target string|semver.Version
 ---@return boolean
