@@ -391,6 +391,22 @@ local function write_junit(path, results, np, nf, ns)
   if not ok then error("--junit: " .. tostring(err), 0) end
 end
 
+-- An unconfined test file's require: a module beside the file (its own
+-- helpers, dir/<name>.lua) as a confined file's finds one
+-- (__uphook.require above), else the engine's.
+local function beside_require(dir)
+  return function(name)
+    if not name:find("^uphook%.") then
+      local path = dir .. "/" .. name:gsub("%.", "/") .. ".lua"
+      if package.loaded[path] == nil and C.sys.kind(path) == "file" then
+        package.loaded[path] = assert(loadfile(path))() or true
+      end
+      if package.loaded[path] ~= nil then return package.loaded[path] end
+    end
+    return require(name)
+  end
+end
+
 ---Entry point of `uphook test [path...]`.
 ---@param o table options of host/cli.c
 ---@param c table the C families
@@ -425,7 +441,8 @@ function M.main(o, c)
       require "uphook.backend.offline"
     end,
     loader = function(path)
-      local env = setmetatable({}, { __index = _G })
+      local env = setmetatable({ require = beside_require(dirname(path)) },
+                               { __index = _G })
       local chunk, err = loadfile(path, "t", env)
       if not chunk then error(err, 0) end
       chunk()

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The fidelity cases of tests/lua/fidelity_test.lua, each run twice: on the
+# The fidelity cases of tests/lua/fidelity/, each run twice: on the
 # mock (what `uphook test` and --offline use) and on the fake API server of
 # tests/fakes (the one the real kubectl accepts, and the live backend's tests
 # run against), through the HTTP requests kubectl sends. Both must give the
@@ -28,7 +28,7 @@ if ! grep -q '^ready ' "$SRV/stdout"; then
   echo "0 passed, 1 failed"; exit 1
 fi
 UPHOOK_FAKE_DIR=$SRV UPHOOK_TEST_UNCONFINED=1 "$UPHOOK" test --jobs 1 \
-  tests/lua/fidelity_test.lua >"$TMP/out" 2>&1
+  tests/lua/fidelity >"$TMP/out" 2>&1
 rc=$?
 cat "$TMP/out"
 # every case ran on both: as many "[fake API server]" cases as mock ones

@@ -199,6 +199,24 @@ t.case("a failed t.eq of two long one-line strings shows where they differ",
     t.match(t.err(function() t.eq("abc", "abd") end), 'expected "abd", got "abc"')
   end)
 
+-- Controller-made objects differ from run to run on a real cluster (new
+-- Pod names, ReplicaSet hashes): a snapshot leaves them out unless asked.
+t.case("env:snapshot() leaves out controller-made objects unless asked",
+  function()
+    local e = t.env { addon = "addons/hello" }
+    e:apply({ apiVersion = "v1", kind = "Pod",
+      metadata = { name = "web-1", namespace = "default" },
+      spec = { containers = { { name = "c", image = "img:1" } } } })
+    e:apply({ apiVersion = "v1", kind = "ConfigMap",
+      metadata = { name = "cm", namespace = "default" }, data = { a = "1" } })
+    local key = "v1/Pod/default/web-1"
+    t.eq(e:snapshot()[key], nil)
+    t.ok(e:snapshot()["v1/ConfigMap/default/cm"])
+    t.eq(e:snapshot({ controller_made = true })[key].metadata.name, "web-1")
+    t.err(function() e:snapshot { controler_made = true } end,
+          "controler_made")
+  end)
+
 t.case("a harness error's message stays in the FAIL report", function()
   local dir = assert(require("uphook.c.sys").mkdtemp())
   local path = dir .. "/x_test.lua"
