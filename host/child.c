@@ -83,13 +83,13 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   if (!ptr)
     osize = 0;
   if (nsize == 0) {
-    free(ptr);
+    uh_big_realloc(ptr, osize, 0);
     a->used -= osize;
     return NULL;
   }
   if (nsize > osize && a->used + (nsize - osize) > a->limit)
     return NULL;
-  p = realloc(ptr, nsize);
+  p = uh_big_realloc(ptr, osize, nsize);   /* a big string: host/osutil.h */
   if (p)
     a->used = a->used - osize + nsize;
   return p;

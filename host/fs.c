@@ -479,6 +479,28 @@ static int fs_openreg(fs_op *op, struct stat *st)
 
 /* ---- Lua functions ---- */
 
+/* Read the open file into the buffer: as big as the file said it was
+ * (one allocation, read straight into), growing only if it grew. */
+static int fs_read_all(fs_op *op, luaL_Buffer *b, off_t size)
+{
+  size_t total = 0, want = size > 0 ? (size_t)size + 1 : 4096;
+  for (;;) {
+    char *p = luaL_prepbuffsize(b, want);
+    ssize_t r = read(op->srcfd, p, want);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0 || (total += (size_t)(r > 0 ? r : 0)) > FS_MAXREAD) {
+      if (r >= 0)
+        errno = EFBIG;
+      return fs_fail(op, "read");
+    }
+    if (r == 0)
+      return 0;
+    luaL_addsize(b, (size_t)r);
+    want = (size_t)r < want ? want - (size_t)r : 65536;
+  }
+}
+
 static int fs_read(lua_State *L)
 {
   fs_op *op;
@@ -486,8 +508,6 @@ static int fs_read(lua_State *L)
   op = fs_begin(L, 1, 2, "read");
   struct stat st;
   luaL_Buffer b;
-  size_t total = 0;
-  ssize_t r;
 
   if (fs_root(op) != 0)
     return fs_error(L, op);
@@ -498,22 +518,15 @@ static int fs_read(lua_State *L)
     }
     return fs_error(L, op);
   }
+  if (st.st_size > FS_MAXREAD) {
+    errno = EFBIG;
+    fs_fail(op, "read");
+    return fs_error(L, op);
+  }
   luaL_buffinit(L, &b);
-  for (;;) {
-    char *p = luaL_prepbuffsize(&b, 65536);
-    r = read(op->srcfd, p, 65536);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0 || (total += (size_t)(r > 0 ? r : 0)) > FS_MAXREAD) {
-      if (r >= 0)
-        errno = EFBIG;
-      fs_fail(op, "read");
-      lua_settop(L, 3);   /* drop the buffer, keep the op */
-      return fs_error(L, op);
-    }
-    if (r == 0)
-      break;
-    luaL_addsize(&b, (size_t)r);
+  if (fs_read_all(op, &b, st.st_size) != 0) {
+    lua_settop(L, 3);   /* drop the buffer, keep the op */
+    return fs_error(L, op);
   }
   luaL_pushresult(&b);
   return 1;

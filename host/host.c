@@ -6,6 +6,7 @@
 #include <lualib.h>
 #include "embedded.h"
 #include "host.h"
+#include "osutil.h"
 
 /* The public names of engine modules: a test file's `require
  * "uphook.test"` (docs/contract.md §6) is lua/cmd/test.lua in the broker
@@ -59,11 +60,20 @@ static void preload(lua_State *L, const struct uh_family *f)
   lua_pop(L, 2);
 }
 
+/* The broker's allocator: a big block (an addon.read of 11 MB) in a
+ * mapping of its own (host/osutil.h). */
+static void *broker_alloc(void *ud, void *p, size_t osize, size_t nsize)
+{
+  (void)ud;
+  return uh_big_realloc(p, p ? osize : 0, nsize);
+}
+
 lua_State *uh_host_newstate(const struct uh_family *families)
 {
   lua_State *L = luaL_newstate();
   if (!L)
     return NULL;
+  lua_setallocf(L, broker_alloc, NULL);
   luaL_openlibs(L);
   preload(L, families);
   /* embedded modules come before the file system: an installed uphook

@@ -29,6 +29,8 @@ static int mp_fail(char *err, size_t errlen, const char *fmt, ...)
 typedef struct {
   lua_State *L;
   msgpack_packer pk;
+  msgpack_sbuffer *sb;
+  uh_mpack_refs *refs;   /* NULL: every byte into sb */
   /* the tables being packed, from the root down (a cycle is one of them
    * met again below itself); at most UH_MPACK_MAXDEPTH */
   const void *path[UH_MPACK_MAXDEPTH];
@@ -127,6 +129,13 @@ static int pk_value(mp_out *o, int idx, int depth)
     if (n > UINT32_MAX)
       return mp_fail(o->err, o->errlen, "msgpack: string too long");
     PK(msgpack_pack_str(&o->pk, n));
+    if (o->refs && n >= UH_MPACK_REF_MIN && o->refs->n < UH_MPACK_MAX_REFS) {
+      uh_mpack_refs *r = o->refs;
+      r->ref[r->n].at = o->sb->size;
+      r->ref[r->n].p = s;
+      r->ref[r->n++].n = n;
+      return 0;
+    }
     PK(msgpack_pack_str_body(&o->pk, s, n));
     return 0;
   case LUA_TTABLE:
@@ -175,12 +184,22 @@ void uh_mpack_sbuf_give(msgpack_sbuffer *sb)
 int uh_mpack_pack(lua_State *L, int idx, msgpack_sbuffer *sb, char *err,
                   size_t errlen)
 {
+  return uh_mpack_pack_refs(L, idx, sb, NULL, err, errlen);
+}
+
+int uh_mpack_pack_refs(lua_State *L, int idx, msgpack_sbuffer *sb,
+                       uh_mpack_refs *refs, char *err, size_t errlen)
+{
   mp_out o;
   int top = lua_gettop(L), r;
   idx = lua_absindex(L, idx);
   if (!lua_checkstack(L, 8))
     return mp_fail(err, errlen, "msgpack: Lua stack exhausted");
   o.L = L;
+  o.sb = sb;
+  o.refs = refs;
+  if (refs)
+    refs->n = 0;
   o.err = err;
   o.errlen = errlen;
   msgpack_packer_init(&o.pk, sb, msgpack_sbuffer_write);

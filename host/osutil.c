@@ -5,7 +5,12 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,23 +35,100 @@ void uh_sleep(double s)
     ;
 }
 
-int uh_write_all(int fd, const void *buf, size_t n)
+int uh_writev_all(int fd, struct iovec *iov, int cnt)
 {
-  const char *p = buf;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
+  while (cnt > 0) {
+    ssize_t w;
+    if (iov->iov_len == 0) {
+      iov++;
+      cnt--;
+      continue;
+    }
+    w = writev(fd, iov, cnt < IOV_MAX ? cnt : IOV_MAX);
     if (w < 0 && errno == EINTR)
       continue;
-    if (w < 0)
-      return -1;
-    if (w == 0) {
-      errno = EIO;
+    if (w <= 0) {
+      if (w == 0)
+        errno = EIO;
       return -1;
     }
-    p += w;
-    n -= (size_t)w;
+    for (; cnt > 0 && (size_t)w >= iov->iov_len; iov++, cnt--)
+      w -= (ssize_t)iov->iov_len;
+    if (cnt > 0) {
+      iov->iov_base = (char *)iov->iov_base + w;
+      iov->iov_len -= (size_t)w;
+    }
   }
   return 0;
+}
+
+int uh_write_all(int fd, const void *buf, size_t n)
+{
+  struct iovec v = { (void *)buf, n };
+  return uh_writev_all(fd, &v, 1);
+}
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Whole huge pages: the tail of a block is filled as fast as the rest. */
+static size_t map_len(size_t n)
+{
+  return (n + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+}
+
+/* A mapping of n bytes on a 2 MiB boundary (the slack around it given
+ * back), offered huge pages. */
+static void *big_map(size_t n)
+{
+  size_t len = map_len(n);
+  char *m = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
+  if (m == MAP_FAILED)
+    return NULL;
+  a = (char *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+  if (a > m)
+    munmap(m, (size_t)(a - m));
+  munmap(a + len, (size_t)(m + HUGE_PAGE - a));
+  (void)madvise(a, len, MADV_HUGEPAGE);
+  return a;
+}
+
+static void *big_move(void *p, size_t osize, void *to, size_t n)
+{
+  if (to) {
+    memcpy(to, p, n);
+    uh_big_realloc(p, osize, 0);
+  }
+  return to;
+}
+
+void *uh_big_realloc(void *p, size_t osize, size_t nsize)
+{
+  int was = p && osize >= UH_BIG_MIN, big = nsize >= UH_BIG_MIN;
+  void *q;
+  if (nsize == 0) {
+    if (was)
+      munmap(p, map_len(osize));
+    else
+      free(p);
+    return NULL;
+  }
+  if (!was && !big)
+    return realloc(p, nsize);
+  if (!p)
+    return big_map(nsize);
+  if (!was)
+    return big_move(p, osize, big_map(nsize), osize);
+  if (!big)
+    return big_move(p, osize, malloc(nsize), nsize);
+  if (map_len(nsize) == map_len(osize))
+    return p;
+  q = mremap(p, map_len(osize), map_len(nsize), MREMAP_MAYMOVE);
+  if (q == MAP_FAILED)
+    return NULL;
+  if (nsize > osize)
+    (void)madvise(q, map_len(nsize), MADV_HUGEPAGE);
+  return q;
 }
 
 int uh_run(const char *const argv[])

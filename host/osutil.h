@@ -16,6 +16,20 @@ void uh_sleep(double s);
 
 /* Write all n bytes to fd, retrying on EINTR: 0, or -1 with errno. */
 int uh_write_all(int fd, const void *buf, size_t n);
+/* The same for the bytes of cnt iovecs, in as few writev as the file
+ * takes them (the iovecs are used up on the way). */
+struct iovec;
+int uh_writev_all(int fd, struct iovec *iov, int cnt);
+
+/* realloc(p, nsize) for blocks that may be big, with free and malloc in
+ * it (nsize 0 frees; p NULL allocates), as a lua_Alloc is: osize is p's
+ * size.  A block of UH_BIG_MIN bytes or more gets a mapping of its own on
+ * a 2 MiB boundary, offered to the kernel as huge pages (madvise
+ * MADV_HUGEPAGE; the system default is "madvise"): filling 11 MB then
+ * faults some 10 times instead of 2800 (docs/bench.md, "Big reads").
+ * The Lua states' allocators and the big RPC frames use it. */
+#define UH_BIG_MIN ((size_t)4 << 20)
+void *uh_big_realloc(void *p, size_t osize, size_t nsize);
 
 /* Run argv (argv[0] looked up in PATH, no shell), wait for it: its exit
  * status, 128+signal when killed, or -1 with errno when it could not be

@@ -12,29 +12,27 @@
 #include "rpc.h"
 #include "osutil.h"
 
-/* Header and body in one writev when the pipe takes it all (the usual
- * case), else the rest piece by piece. */
-static int write_frame(int fd, const unsigned char hdr[4], const char *buf,
-                       size_t len)
-{
-  struct iovec iov[2] = { { (void *)hdr, 4 }, { (void *)buf, len } };
-  ssize_t w;
-  do
-    w = writev(fd, iov, 2);
-  while (w < 0 && errno == EINTR);
-  if (w < 0)
-    return -1;
-  if ((size_t)w < 4)
-    return uh_write_all(fd, (const char *)hdr + w, 4 - (size_t)w)
-           || uh_write_all(fd, buf, len);
-  return uh_write_all(fd, buf + (w - 4), len - ((size_t)w - 4));
-}
-
-/* Write an already packed payload as one frame. */
-static int send_frame(int fd, const char *buf, size_t len, char *err,
-                      size_t errlen)
+/* The frame of a packed payload: the length, then sb's bytes with each
+ * big string's body (refs) in its place, sent from the Lua string. */
+static int send_frame(int fd, const msgpack_sbuffer *sb,
+                      const uh_mpack_refs *refs, char *err, size_t errlen)
 {
   unsigned char hdr[4];
+  struct iovec iov[2 + 2 * UH_MPACK_MAX_REFS];
+  size_t len = sb->size, at = 0;
+  int i, cnt = 1;
+  iov[0].iov_base = hdr;
+  iov[0].iov_len = 4;
+  for (i = 0; i < refs->n; i++) {
+    len += refs->ref[i].n;
+    iov[cnt].iov_base = sb->data + at;
+    iov[cnt++].iov_len = refs->ref[i].at - at;
+    iov[cnt].iov_base = (void *)refs->ref[i].p;
+    iov[cnt++].iov_len = refs->ref[i].n;
+    at = refs->ref[i].at;
+  }
+  iov[cnt].iov_base = sb->data ? (void *)(sb->data + at) : (void *)hdr;
+  iov[cnt++].iov_len = sb->size - at;
   if (len > UH_RPC_MAX_FRAME) {
     snprintf(err, errlen, "message of %zu bytes exceeds the %u MiB limit",
              len, UH_RPC_MAX_FRAME >> 20);
@@ -44,7 +42,7 @@ static int send_frame(int fd, const char *buf, size_t len, char *err,
   hdr[1] = (unsigned char)(len >> 8);
   hdr[2] = (unsigned char)(len >> 16);
   hdr[3] = (unsigned char)(len >> 24);
-  if (write_frame(fd, hdr, buf, len)) {
+  if (uh_writev_all(fd, iov, cnt)) {
     snprintf(err, errlen, "pipe write failed: %s", strerror(errno));
     return UH_RPC_ERR;
   }
@@ -54,8 +52,9 @@ static int send_frame(int fd, const char *buf, size_t len, char *err,
 int uh_rpc_send(int fd, lua_State *L, int idx, char *err, size_t errlen)
 {
   msgpack_sbuffer spare, *sb = uh_mpack_sbuf_take(&spare);
-  int rc = uh_mpack_pack(L, idx, sb, err, errlen) != 0 ? UH_RPC_ERR
-           : send_frame(fd, sb->data ? sb->data : "", sb->size, err, errlen);
+  uh_mpack_refs refs;
+  int rc = uh_mpack_pack_refs(L, idx, sb, &refs, err, errlen) != 0
+           ? UH_RPC_ERR : send_frame(fd, sb, &refs, err, errlen);
   uh_mpack_sbuf_give(sb);
   return rc;
 }
@@ -100,7 +99,7 @@ static char *kept_buf;
 static char *frame_buffer(size_t len)
 {
   if (len > KEEP_FRAME)
-    return malloc(len);
+    return uh_big_realloc(NULL, 0, len);
   if (!kept_buf)
     kept_buf = malloc(KEEP_FRAME);
   return kept_buf;
@@ -139,7 +138,7 @@ static int read_frame(int fd, struct uh_wait *w, char **buf, uint32_t *len,
     snprintf(err, errlen, "%s", rc == UH_RPC_EOF ? "truncated frame"
              : rc == UH_RPC_TIMEOUT ? "deadline passed" : "pipe read failed");
     if (*buf != kept_buf)
-      free(*buf);
+      uh_big_realloc(*buf, *len, 0);
   }
   return rc;
 }
@@ -160,6 +159,6 @@ int uh_rpc_recv_max(int fd, lua_State *L, double deadline,
   if (uh_mpack_unpack_push_max(L, buf, len, max_nodes, err, errlen) != 0)
     rc = UH_RPC_ERR;
   if (buf != kept_buf)
-    free(buf);
+    uh_big_realloc(buf, len, 0);
   return rc;
 }
