@@ -41,6 +41,18 @@ int buf_add(buf *b, const char *p, size_t n)
   return 0;
 }
 
+/* A response's buffer once Lua has its copy: one over BUF_KEEP is freed,
+ * so that one big answer (a LIST) does not stay allocated for the run,
+ * nor beside what it decodes to. */
+#define BUF_KEEP ((size_t)64 << 10)
+static void buf_release(buf *b)
+{
+  if (b->cap > BUF_KEEP) {
+    free(b->p);
+    b->p = NULL, b->cap = 0, b->len = 0;
+  }
+}
+
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
   return buf_add(ud, p, sz * n) == 0 ? sz * n : 0;
@@ -254,6 +266,7 @@ static int push_response(lua_State *L, client *c, CURL *h, long status)
   const char *ct = NULL;
   lua_pushinteger(L, status);
   lua_pushlstring(L, c->body.p ? c->body.p : "", c->body.len);
+  buf_release(&c->body);
   if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
     lua_pushstring(L, ct);
   else
@@ -396,6 +409,7 @@ static void push_mresult(lua_State *L, client *c, mreq *m, pslot *s,
     lua_setfield(L, -2, "status");
     lua_pushlstring(L, s->body.p ? s->body.p : "", s->body.len);
     lua_setfield(L, -2, "body");
+    buf_release(&s->body);
   } else {
     const char *why = s && s->errbuf[0] ? s->errbuf : curl_easy_strerror(m->rc);
     char waited[64];

@@ -93,6 +93,34 @@ static void test_decode_errors(void)
       "err(function() json.decode(huge) end, 'json: line 1')");
 }
 
+/* Past the first 16 levels the codec's frames grow, and a decoded
+ * container leaves the parsed tree as soon as it is converted: values
+ * deep down and beside the nesting come through whole, both ways. */
+static void test_deep_values(void)
+{
+  LUA("local doc = {}\n"
+      "local c = doc\n"
+      "for i = 1, 100 do\n"
+      "  c.n, c.s, c.l = i, 'v' .. i, json.array({i, {k = i}, json.array()})\n"
+      "  c.sub = {}; c = c.sub\n"
+      "end\n"
+      "local back = json.decode(json.encode(doc))\n"
+      "c = back\n"
+      "for i = 1, 100 do\n"
+      "  assert(c.n == i and c.s == 'v' .. i, i)\n"
+      "  assert(c.l[1] == i and c.l[2].k == i and #c.l == 3, i)\n"
+      "  assert(json.encode(c.l[3]) == '[]', i)\n"
+      "  c = c.sub\n"
+      "end\n"
+      "assert(next(c) == nil)\n"
+      "assert(json.encode(back) == json.encode(doc))\n"
+      "local t = {}\n"
+      "c = t\n"
+      "for i = 1, 40 do c.a = {}; c = c.a end\n"
+      "c.a = t\n"
+      "err(function() json.encode(t) end, 'contains itself')");
+}
+
 static void test_yaml_agrees(void)
 {
   LUA("local doc = yaml.decode('a: [1, 2.5, yes, ~, \"x\"]\\nb: {}\\nc: []\\n')\n"
@@ -134,6 +162,7 @@ int main(void)
   RUN(test_encode_values);
   RUN(test_encode_errors);
   RUN(test_decode_errors);
+  RUN(test_deep_values);
   RUN(test_yaml_agrees);
   RUN(test_c_api);
   lua_close(L);
