@@ -84,12 +84,11 @@ local function faulty_agents(backend, check, change)
   end
 end
 
---- Wrap a backend and the C families so that env:fail faults fire at
---- the primitive's change (after what came before it really happened),
---- or at a read or watch. A change has a node: this one (env.hostname),
---- or another whose agent the change is a request to.
-local function faulty(env, backend, c)
-  local function check(on, kind, name, path, ns, node)
+-- env's check(on, kind, name, path, ns, node): raise the API Status of
+-- the first fault of env:fail that matches, once it has been passed
+-- `after` times, `times` times in all
+local function fault_check(env)
+  return function(on, kind, name, path, ns, node)
     if env.rolling_back then return end   -- faults hit the hook's changes
     for _, f in ipairs(env.faults) do
       if f.on == on and (f.kind == nil or f.kind == kind)
@@ -108,15 +107,23 @@ local function faulty(env, backend, c)
       end
     end
   end
-  -- a change of the hook's, recorded in env.changes (t.each_fault faults
-  -- each in turn); the engine's own Lease is not one
-  local function change(on, kind, name, path, node)
+end
+
+-- env's change(on, kind, name, path, node): a change of the hook's,
+-- recorded in env.change_log (t.each_fault faults each in turn), true;
+-- the engine's own Lease and its rollback are not one
+local function change_log(env)
+  return function(on, kind, name, path, node)
     if env.rolling_back then return false end
     if kind == "Lease" and name == lease.name(env.name) then return false end
     env.change_log[#env.change_log + 1] = { on = on, kind = kind,
       name = name, path = path, node = node }
     return true
   end
+end
+
+-- backend, its reads, watches and changes checked for faults first
+local function faulty_backend(env, backend, check, change)
   local b = setmetatable({}, { __index = backend })
   local function short(kind) return (kind:match("([^/]+)$")) end
   function b:get(kind, name, ns)
@@ -144,7 +151,7 @@ local function faulty(env, backend, c)
     return backend:apply(obj, opts)
   end
   function b:delete(kind, name, ns)
-    local k = kind:match("([^/]+)$")
+    local k = short(kind)
     if change("kube.delete", k, name) then check("kube.delete", k, name) end
     return backend:delete(kind, name, ns)
   end
@@ -155,38 +162,53 @@ local function faulty(env, backend, c)
     return backend:restart(svc)
   end
   b.agent_configure = faulty_agents(backend, check, change)
-  local fs = setmetatable({}, { __index = c.fs })
-  for _, op in ipairs { "write", "remove" } do
-    fs[op] = function(dir, rel, ...)
-      local root = env.root_of[dir]
-      if root and change("config." .. op, nil, nil, root .. ":" .. rel,
-          env.hostname) then
-        check("config." .. op, nil, nil, root .. ":" .. rel, nil,
-          env.hostname)
-        if root == "args" then
-          check("config.set_args", nil, rel, nil, nil, env.hostname)
-        end
-      end
-      return c.fs[op](dir, rel, ...)
-    end
-  end
-  function fs.install(src, dir, rel, mode)
+  return b
+end
+
+-- the fs family, its writes, removals and installs under a root of this
+-- node's (env.root_of) checked for faults first
+local function faulty_fs(env, fs, check, change)
+  local out = setmetatable({}, { __index = fs })
+  -- the change at root:rel of config.<op>, checked, true if it is one
+  local function changed(op, dir, rel)
     local root = env.root_of[dir]
-    if root and change("config.install", nil, nil, root .. ":" .. rel,
-        env.hostname) then
-      check("config.install", nil, nil, root .. ":" .. rel, nil,
-        env.hostname)
+    if not (root and change("config." .. op, nil, nil, root .. ":" .. rel,
+        env.hostname)) then
+      return nil
     end
-    return c.fs.install(src, dir, rel, mode)
+    check("config." .. op, nil, nil, root .. ":" .. rel, nil, env.hostname)
+    return root
   end
+  for _, op in ipairs { "write", "remove" } do
+    out[op] = function(dir, rel, ...)
+      if changed(op, dir, rel) == "args" then
+        check("config.set_args", nil, rel, nil, nil, env.hostname)
+      end
+      return fs[op](dir, rel, ...)
+    end
+  end
+  function out.install(src, dir, rel, mode)
+    changed("install", dir, rel)
+    return fs.install(src, dir, rel, mode)
+  end
+  return out
+end
+
+--- Wrap a backend and the C families so that env:fail faults fire at
+--- the primitive's change (after what came before it really happened),
+--- or at a read or watch. A change has a node: this one (env.hostname),
+--- or another whose agent the change is a request to.
+local function faulty(env, backend, c)
+  local check, change = fault_check(env), change_log(env)
   -- the engine brackets its rollback with broker.rolling_back(true/false):
   -- from then on (the undo, the Lease release) no fault fires
   local broker = setmetatable({ rolling_back = function(on)
     if on then env.rolling_back = true end
     return c.broker.rolling_back(on)
   end }, { __index = c.broker })
-  local cc = setmetatable({ fs = fs, broker = broker }, { __index = c })
-  return b, cc
+  local cc = setmetatable({ fs = faulty_fs(env, c.fs, check, change),
+    broker = broker }, { __index = c })
+  return faulty_backend(env, backend, check, change), cc
 end
 
 M.REASONS, M.ON, M.KEYS, M.wrap = FAULT_REASONS, FAULT_ON, FAULT_KEYS, faulty
