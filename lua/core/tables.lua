@@ -57,6 +57,16 @@ local function copy(v, null, drop_null, note)
 end
 M.copy = copy
 
+---The keys of a table, sorted (all strings or all numbers).
+---@param t table
+---@return any[]
+function M.keys(t)
+  local out = {}
+  for k in pairs(t) do out[#out + 1] = k end
+  table.sort(out)
+  return out
+end
+
 ---A copy of the top level only (values shared).
 ---@param t table
 ---@return table

@@ -14,6 +14,7 @@
 --- Imports: uphook.core.configz and uphook.core.ip (prims and rollback import
 --- this).
 local configz = require "uphook.core.configz"
+local tables = require "uphook.core.tables"
 local wait = require "uphook.engine.wait"
 
 local M = {}
@@ -77,13 +78,7 @@ function M.topology(run)
   return top
 end
 
-local function sorted_keys(t)
-  local out = {}
-  for k in pairs(t) do out[#out + 1] = k end
-  table.sort(out)
-  return out
-end
-M.sorted_keys = sorted_keys
+local sorted_keys = tables.keys
 
 local function names_of(list)
   local out = {}

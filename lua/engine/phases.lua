@@ -13,6 +13,7 @@ local rollback = require "uphook.engine.rollback"
 local plan = require "uphook.engine.plan"
 local state = require "uphook.engine.state"
 local R = require "uphook.core.run"
+local tables = require "uphook.core.tables"
 local hookerror = require "uphook.core.hookerror"
 local lease = require "uphook.engine.lease"
 local nodes = require "uphook.engine.nodes"
@@ -62,10 +63,8 @@ local function value_problems(run, values)
 end
 
 local function first_problem(problems)
-  local names = {}
-  for k in pairs(problems) do names[#names + 1] = k end
-  table.sort(names)
-  return names[1], problems[names[1]]
+  local first = tables.keys(problems)[1]
+  return first, problems[first]
 end
 
 ---The command line's values: a problem is a usage error (exit 2).

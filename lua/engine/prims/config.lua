@@ -7,6 +7,7 @@ local nodes = require "uphook.engine.nodes"
 local args = require "uphook.engine.prims.args"
 local files = require "uphook.engine.prims.files"
 local names = require "uphook.core.names"
+local tables = require "uphook.core.tables"
 local argerr, checktype, checkopts, scope =
   args.argerr, args.checktype, args.checkopts, args.scope
 local split_path, fs_ok, need_write, refuse_args_write, change_file =
@@ -128,7 +129,7 @@ local function this_node_entry(run, service, old, new)
   local flags = {}
   for k in pairs(a) do flags[k] = true end
   for k in pairs(b) do flags[k] = true end
-  for _, flag in ipairs(nodes.sorted_keys(flags)) do
+  for _, flag in ipairs(tables.keys(flags)) do
     if nodes.differ(a[flag], b[flag]) then
       e.changes[#e.changes + 1] = { flag = flag, prior = a[flag] or false,
         how = "read", new = b[flag] or false }
