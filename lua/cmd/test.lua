@@ -77,6 +77,7 @@ local function short_trace(tb)
     if not frames or not (line:find("lua/cmd/test.lua", 1, true)
         or line:find("lua/cmd/testenv.lua", 1, true)
         or line:find("lua/cmd/testfaults.lua", 1, true)
+        or line:find("lua/cmd/testopts.lua", 1, true)
         or line:find("lua/cmd/testlib.lua", 1, true)
         or line:find("lua/cmd/testchild.lua", 1, true)
         or line:find("[C]: in function 'xpcall'", 1, true)) then
