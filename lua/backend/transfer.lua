@@ -5,6 +5,37 @@
 --- of uphook.c.http; both verify and cache through the same C code.
 local M = {}
 
+-- The answer of downloads (url -> {body=, file=, root=, status=}) to the
+-- transfer t: the body, or nil, the error, its reason and HTTP status.
+local function mock_answer(c, downloads, t)
+  local d = downloads[t.url]
+  if d == nil then
+    return nil, "no mock download for " .. t.url
+      .. " (add it to t.env{downloads = ...})"
+  end
+  if d.status and d.status >= 400 then
+    return nil, string.format("%s: HTTP %d", t.url, d.status), "HTTPError",
+      d.status
+  end
+  local body = d.body
+  if body == nil and d.file then
+    -- beneath d.root when given (uphook test: the test file's folder)
+    local ok, err
+    if d.root then ok, body, err = pcall(c.fs.read, d.root, d.file)
+    else ok, body, err = true, c.sys.read(d.file) end
+    if not ok then body, err = nil, body end
+    if not body then return nil, tostring(err or ("no file " .. d.file)) end
+  end
+  if body == nil then
+    return nil, t.url .. ": the mock download has no body or file"
+  end
+  if t.max_bytes and #body > t.max_bytes then
+    return nil, string.format("%s: body exceeds max_bytes (%d)", t.url,
+      t.max_bytes), "TooLarge"
+  end
+  return body
+end
+
 ---Transfers answered from a table: url -> {body=, file=, status=}.
 ---The verify-and-cache step is the live one (http.store), and, as with
 ---the live one, a file already in the cache is not transferred again:
@@ -13,34 +44,7 @@ local M = {}
 ---@param downloads table<string, table> url -> {body=, file=, root=, status=}
 ---@return table net a transfer backend with calls and heads
 function M.mock(c, downloads)
-  local function answer(t)
-    local d = downloads[t.url]
-    if d == nil then
-      return nil, "no mock download for " .. t.url
-        .. " (add it to t.env{downloads = ...})"
-    end
-    if d.status and d.status >= 400 then
-      return nil, string.format("%s: HTTP %d", t.url, d.status), "HTTPError",
-        d.status
-    end
-    local body = d.body
-    if body == nil and d.file then
-      -- beneath d.root when given (uphook test: the test file's folder)
-      local ok, err
-      if d.root then ok, body, err = pcall(c.fs.read, d.root, d.file)
-      else ok, body, err = true, c.sys.read(d.file) end
-      if not ok then body, err = nil, body end
-      if not body then return nil, tostring(err or ("no file " .. d.file)) end
-    end
-    if body == nil then
-      return nil, t.url .. ": the mock download has no body or file"
-    end
-    if t.max_bytes and #body > t.max_bytes then
-      return nil, string.format("%s: body exceeds max_bytes (%d)", t.url,
-        t.max_bytes), "TooLarge"
-    end
-    return body
-  end
+  local function answer(t) return mock_answer(c, downloads, t) end
   return {
     calls = {}, heads = {},
     fetch = function(self, t)

@@ -5,6 +5,15 @@ local inventory = require "uphook.cmd.inventory"
 
 local M = {}
 
+-- A row's UPGRADE column: the target, an upgrade in progress or
+-- interrupted, or why there is none.
+local function upgrade(r, esc)
+  if r.in_progress then return r.in_progress end
+  if r.pending_journal then return "interrupted: run recover" end
+  return r.upgradable and ("yes -> " .. esc(r.target))
+    or r.unread and "?" or r.enabled == false and "no (not enabled)" or "no"
+end
+
 ---@param o table options of host/cli.c
 ---@param c table the C families
 ---@param report table lua/cmd/report.lua
@@ -33,19 +42,14 @@ function M.main(o, c, report)
     else
       unknown = unknown or r.unread or r.enabled == nil
     end
-    local upgrade = r.upgradable and ("yes -> " .. esc(r.target))
-      or r.unread and "?" or r.enabled == false and "no (not enabled)" or "no"
-    if r.in_progress then
-      upgrade = r.in_progress
-    elseif r.pending_journal then
-      upgrade = "interrupted: run recover"
+    if not r.in_progress and r.pending_journal then
       pending[#pending + 1] = r.name
     end
     io.stdout:write(string.format(fmt, esc(r.repo), esc(r.name),
       r.enabled == nil and "?" or (r.enabled and "yes" or "no"),
       r.installed and (esc(r.installed) .. (r.detected and "*" or ""))
         or r.unread and "?" or "-",
-      esc(r.target or (r.hook and "error" or "none")), upgrade))
+      esc(r.target or (r.hook and "error" or "none")), upgrade(r, esc)))
     if r.error then io.stderr:write("  ", esc(r.error), "\n") end
   end
   if unknown then
