@@ -14,8 +14,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$HERE/../.." && . tests/cli/fake_api.sh
 fake_tmp helm_interop_test
-. tests/fakes/checks.sh      # ok, notok, check, check_fail
-. tests/fakes/helm_web.sh    # run_helm, web_templates
+. tests/fakes/helm_web.sh    # run_helm, web_templates; checks.sh's ok, notok...
 ROOT=$(pwd)
 UPHOOK=${UPHOOK:-$ROOT/build/uphook}
 BIN=${HELM_BIN_DIR:-build/helm}

@@ -14,8 +14,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$HERE/../.." && . tests/cli/fake_api.sh
 fake_tmp helm_test
 
-. tests/fakes/checks.sh      # ok, notok, check, check_fail
-. tests/fakes/helm_web.sh    # run_helm, web_templates
+. tests/fakes/helm_web.sh    # run_helm, web_templates; checks.sh's ok, notok...
 
 # h ARGS...: this round's Helm on this round's server (run_helm); hcm:
 # the same with the release stored in ConfigMaps

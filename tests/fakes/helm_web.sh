@@ -1,6 +1,8 @@
 # What the two Helm suites of tests/fakes share (sourced, never run, after
-# tests/cli/fake_api.sh's fake_tmp): Helm run on a test's own server and
-# HOME, and the templates of their chart "web".
+# tests/cli/fake_api.sh's fake_tmp): their checks (tests/fakes/checks.sh),
+# Helm run on a test's own server and HOME, and the templates of their
+# chart "web".
+. tests/fakes/checks.sh      # ok, notok, check, check_fail
 #
 # run_helm DRIVER ARGS...: $HELM on the server of $KC with its own HOME,
 # caches and config under $TMP/home, the release stored in DRIVER
