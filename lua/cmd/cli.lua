@@ -4,7 +4,6 @@ local escape = require "uphook.core.escape"
 local enabled = require "uphook.engine.enabled"
 local engine = require "uphook.engine.phases"
 local Backend = require "uphook.backend.connect"
-local consent = require "uphook.engine.consent"
 local lease = require "uphook.engine.lease"
 local plan = require "uphook.engine.plan"
 local plantext = require "uphook.engine.plantext"
@@ -165,7 +164,7 @@ local function print_upgraded(o, c, report, code, run, secs)
       end
       report:outcome(string.format("Upgraded %s from %s to %s in %.2f s. "
         .. "State: ConfigMap %s/%s.", run.addon, run.from, run.to, secs,
-        lease.NAMESPACE, lease.name(run.addon)))
+        lease.NAMESPACE, lease.of(run)))
     end
   end
 end
@@ -261,7 +260,7 @@ local function upgrade(o, c, report)
     journal_path = L.journal_path, cache_dir = L.cache_dir,
     ca_file = o.ca_file, plan_fetch = o.plan_fetch, helm_path = o.helm,
     hostname = host, report = report, repo = addon.repo,
-    repository = consent.identity(addon.repo, addon.dir, addon.name),
+    repository = lease.repository(c, addon),
     -- where nodes.resolv_conf reads this node's resolv.conf files: the
     -- offline world's, or (test-only) UPHOOK_TEST_HOST_ROOT's
     host_root = o.offline and (L.state_dir .. "/offline/host")
@@ -312,20 +311,25 @@ end
 
 --- The Lease of an interrupted run of this node goes with its journal;
 --- without a journal, only a stale one (docs/state.md). Best effort: a
---- cluster that cannot be reached only gets a warning.
-local function release_lease(o, c, report, L, backend, recovered, host)
+--- cluster that cannot be reached only gets a warning. `run`: recover's,
+--- naming the Lease its journal does; nil: this repository's (resolved).
+local function release_lease(o, c, report, L, run, recovered)
+  local name = run and lease.of(run) or lease.name(o.addon.name)
   local ok, err = pcall(function()
+    local backend, host = run and run.backend, run and run.hostname
     if not backend then
       local b, _, h = Backend.connect(o, c, report, L)
       backend, host = b, h
+      name = lease.of_addon(backend, c, o.addon)
     end
     local done = lease.release({ backend = backend, addon = o.addon.name,
-      hostname = host or c.sys.hostname(), c = c }, recovered)
+      hostname = host or c.sys.hostname(), c = c, state_name = name },
+      recovered)
     if done then report:info(done) end
   end)
   if not ok then
     report:log("warn", string.format("could not check the Lease %s/%s: %s",
-      lease.NAMESPACE, lease.name(o.addon.name), type(err) == "table"
+      lease.NAMESPACE, name, type(err) == "table"
       and (err.message or "error") or tostring(err)))
   end
 end
@@ -404,7 +408,7 @@ local function recover_undo(o, c, report, run, L, begin, body)
     return engine.STUCK
   end
   rollback.remove(c.journal, c.fs, L.journal_path, body)
-  release_lease(o, c, report, L, run.backend, true, run.hostname)
+  release_lease(o, c, report, L, run, true)
   local done, next_step, at = recovered_line(o, c, run, begin, #restored)
   report:outcome(done)
   report:info(next_step)
@@ -454,7 +458,7 @@ local function recover_accept(o, c, report, run, L, begin, body)
     state.note(run, { from = begin.from, to = begin.to, code = engine.OK,
       result = "accepted" })
   end
-  release_lease(o, c, report, L, run.backend, true, run.hostname)
+  release_lease(o, c, report, L, run, true)
   report:info(string.format("Accepted: %s is kept as it is now (%d change%s "
     .. "of the interrupted upgrade to %s not undone); the journal is "
     .. "archived at %s.", o.addon.name, #steps, #steps == 1 and "" or "s",
@@ -507,7 +511,10 @@ local function recover(o, c, report)
   -- recover is not bounded by --timeout: each request by its own
   if backend.set_deadline then backend:set_deadline(nil) end
   -- today's roots, never the journal's: every path is checked under them
+  -- the state and Lease the interrupted run used (a journal of an older
+  -- uphook names none: it used uphook-<addon>, docs/state.md)
   local run = R.new { addon = o.addon.name, c = c,
+    state_name = lease.journaled(o.addon.name, begin.state),
     backend = backend, hostname = host, roots = L.roots, report = report,
     journal_path = L.journal_path, clock_wall = c.sys.wall }
   if torn then report:log("warn", "the journal's last record was torn "

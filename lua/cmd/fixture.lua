@@ -112,7 +112,10 @@ end
 --- Every object the fixture holds, in the order a reader expects: the
 --- addon's (as its files name them), its labelled ones, custom objects,
 --- bound volumes, Nodes, the state ConfigMap.
-function M.objects(c, backend, addon, dir)
+--- `a` is the addon as the command line found it (its repository names
+--- its state: lua/engine/lease.lua of_addon).
+function M.objects(c, backend, a, dir)
+  local addon = a.name
   local list, add = collector()
   local refs, kinds_seen, crds = named(c, dir)
   for _, r in ipairs(refs) do
@@ -139,7 +142,7 @@ function M.objects(c, backend, addon, dir)
     end
   end
   for _, n in ipairs(backend:list("v1/Node", {})) do add(n) end
-  add(try(backend.get, backend, "v1/ConfigMap", lease.name(addon),
+  add(try(backend.get, backend, "v1/ConfigMap", lease.of_addon(backend, c, a),
     "kube-system"))
   for i, o in ipairs(list) do list[i] = clean(c, o) end
   return list
@@ -181,7 +184,7 @@ function M.main(o, c, report)
   local a = o.addon
   local dir = c.fs.pin(a.dir) or a.dir
   local backend, _, host = Backend.connect(o, c, report)
-  local objs = M.objects(c, backend, a.name, dir)
+  local objs = M.objects(c, backend, a, dir)
   local args, skipped
   if not o.offline and o.snap_data then
     -- the Node of this host, as `--offline` will find it again

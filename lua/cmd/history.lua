@@ -41,8 +41,9 @@ function M.main(o, c, report)
   local name = o.addon.name
   local backend = Backend.connect(o, c, report,
     o.state_dir and { state_dir = o.state_dir } or nil)
+  local cm = lease.of_addon(backend, c, o.addon)
   local saved = state.read({ backend = backend, addon = name, c = c,
-    report = report, null = c.json.null })
+    report = report, null = c.json.null, state_name = cm })
   local history = saved and saved.history or {}
   if type(history) ~= "table" then history = {} end
   if o.output == "json" then
@@ -57,7 +58,7 @@ function M.main(o, c, report)
   local w = function(s) io.stdout:write(s, "\n") end
   w(string.format("History of %s (ConfigMap %s/%s; only "
     .. "the last %d runs are kept; ? = not recorded by the uphook that "
-    .. "wrote the entry):", name, lease.NAMESPACE, lease.name(name),
+    .. "wrote the entry):", name, lease.NAMESPACE, cm,
     state.HISTORY))
   if #history == 0 then
     w("  no run recorded")

@@ -5,6 +5,7 @@
 local Backend = require "uphook.backend.connect"
 local enabled = require "uphook.engine.enabled"
 local hookload = require "uphook.engine.hookload"
+local lease = require "uphook.engine.lease"
 local prims = require "uphook.engine.prims"
 local Report = require "uphook.cmd.report"
 local R = require "uphook.core.run"
@@ -71,8 +72,10 @@ local function row(o, c, backend, r, a, report)
     enabled.this_node(o, c))
   -- `list` says why (its legend): a file --offline has no copy of
   r.enabled_file = why == "file" and a.check_status or nil
-  local ok, st = pcall(state.read, R.new { backend = backend,
-    addon = a.name, c = c, report = report })
+  local ok, st = pcall(function()
+    return state.read(R.new { backend = backend, addon = a.name, c = c,
+      report = report, state_name = lease.of_addon(backend, c, a) })
+  end)
   r.installed = ok and st and st.version or nil
   r.detected = false
   if not r.installed and r.has_detect and r.child then

@@ -53,6 +53,7 @@ function M.is_stop(err) return getmetatable(err) == Stop end
 ---@field hostname? string this node's name, for nodes.this and the Lease
 ---@field repo? string the addon's repository (`core`, `community`): history entries name it
 ---@field repository? string the repository's identity, whose grant the state records (lua/engine/consent.lua)
+---@field state_name? string the name of its state ConfigMap and Lease (lua/engine/lease.lua resolve; nil: uphook-<addon>)
 ---@field report table the output (lua/cmd/report.lua)
 ---@field clock_wall? fun(): number wall-clock seconds (mocked under test)
 ---@field pid? integer this process, for the Lease holder's identity
@@ -134,6 +135,7 @@ end
 ---@field hostname? string
 ---@field repo? string
 ---@field repository? string
+---@field state_name? string
 ---@field report table
 ---@field clock_wall? fun(): number
 ---@field pid? integer
@@ -159,6 +161,7 @@ function M.new(o)
     journal_path = o.journal_path, cache_dir = o.cache_dir,
     ca_file = o.ca_file, helm_path = o.helm_path, hostname = o.hostname,
     report = o.report, repo = o.repo, repository = o.repository,
+    state_name = o.state_name,
     state_quota = o.state_quota, bases = o.bases,
     clock_wall = o.clock_wall, pid = o.pid, crash_after = o.crash_after,
     phase = o.phase or "load", perms = o.perms or {}, confirm = o.confirm,

@@ -1,5 +1,5 @@
 --- uphook.engine.lease: the cluster-wide lock of an addon and its pending marker
---- (docs/state.md, "Lease kube-system/uphook-<addon>").
+--- (docs/state.md, "Lease kube-system/uphook-<addon>"; its name, M.resolve).
 ---
 --- The Lease uphook-<addon> in kube-system is held by the run that
 --- upgrades the addon (holder `<hostname>/uphook-<pid>`). While that run
@@ -11,6 +11,7 @@
 --- keeps the Lease exactly as a live cluster does.
 local timefmt = require "uphook.core.timefmt"
 local R = require "uphook.core.run"
+local consent = require "uphook.engine.consent"
 
 local M = {}
 
@@ -21,16 +22,101 @@ M.NAMESPACE, M.LEASE_SECONDS = NS, LEASE_SECONDS
 M.PENDING = "uphook.microk8s.io/pending"
 
 --- The names of an addon's Lease and state ConfigMap in kube-system
---- (docs/state.md): uphook-<addon>. uphook's own objects: a hook writes
---- none of them (lua/engine/permissions.lua host_owned).
+--- (docs/state.md "Which repository"): uphook-<addon>, or
+--- uphook-<addon>-<10 hex digits> for a repository whose same-named addon
+--- another repository's state already holds uphook-<addon>. uphook's own
+--- objects: a hook writes none of them (lua/engine/permissions.lua
+--- host_owned).
 M.PREFIX = "uphook-"
+M.SUFFIX_LEN = 10     -- hex digits of the SHA-256 of the repository's identity
 
----The name of an addon's Lease and state ConfigMap.
+---The name of an addon's Lease and state ConfigMap: the one naming
+---function of every command, the backends and `uphook test`.
 ---@param addon string
+---@param suffix? string a repository's suffix (M.suffix); nil: uphook-<addon>
 ---@return string
-function M.name(addon) return M.PREFIX .. addon end
+function M.name(addon, suffix)
+  return M.PREFIX .. addon .. (suffix and ("-" .. suffix) or "")
+end
 
-local function label(run) return NS .. "/" .. M.name(run.addon) end
+---A repository's suffix: the first 10 hex digits of the SHA-256 of its
+---identity (lua/engine/consent.lua identity).
+---@param c table the C families (c.hash)
+---@param repository string
+---@return string
+function M.suffix(c, repository)
+  return c.hash.sha256(repository):sub(1, M.SUFFIX_LEN)
+end
+
+local function recorded(cm)
+  local r = cm and type(cm.data) == "table" and cm.data.repository
+  return type(r) == "string" and r ~= "" and r or nil
+end
+
+---The name this repository's addon uses (docs/state.md "Which
+---repository"): uphook-<addon> when its state records this repository,
+---records none (an older uphook's, claimed by the next upgrade) or does
+---not exist, unless this repository already has its own
+---uphook-<addon>-<suffix>; that one when uphook-<addon> is another
+---repository's. No repository (`uphook test`): uphook-<addon>.
+---@param backend uphook.Backend
+---@param c table the C families
+---@param addon string
+---@param repository? string this run's repository (consent.identity)
+---@return string
+function M.resolve(backend, c, addon, repository)
+  local shared = M.name(addon)
+  if not repository then return shared end
+  local cm = backend:get("v1/ConfigMap", shared, NS)
+  local owner = recorded(cm)
+  if cm and owner == repository then return shared end
+  local own = M.name(addon, M.suffix(c, repository))
+  if backend:get("v1/ConfigMap", own, NS) then return own end
+  return owner and own or shared
+end
+
+---An addon's repository identity (docs/state.md "Which repository"),
+---from the addon as the command line found it: its folder after symlinks.
+---@param c table the C families
+---@param a {name:string, repo:string, dir:string}
+---@return string
+function M.repository(c, a)
+  return consent.identity(a.repo, c.sys.realpath(a.dir) or a.dir, a.name)
+end
+
+---The name of an addon's state and Lease as the command line found the
+---addon (M.resolve with its repository, M.repository): what `list`,
+---`history`, `fixture` and recover without a journal read.
+---@param backend uphook.Backend
+---@param c table the C families
+---@param a {name:string, repo:string, dir:string}
+---@return string
+function M.of_addon(backend, c, a)
+  return M.resolve(backend, c, a.name, M.repository(c, a))
+end
+
+---The name a journal's begin record gives (lua/engine/rollback.lua), when
+---it is one of this addon's: uphook-<addon> or uphook-<addon>-<suffix>.
+---@param addon string
+---@param name any the begin record's `state`
+---@return string|nil
+function M.journaled(addon, name)
+  if type(name) ~= "string" then return nil end
+  local rest = name:sub(#M.name(addon) + 1)
+  if name:sub(1, #M.name(addon)) ~= M.name(addon) then return nil end
+  if rest == "" or rest:match("^%-" .. ("%x"):rep(M.SUFFIX_LEN) .. "$") then
+    return name
+  end
+  return nil
+end
+
+---The name of the run's Lease and state ConfigMap: the one it resolved
+---(run.state_name), else uphook-<addon>.
+---@param run {addon:string, state_name?:string}
+---@return string
+function M.of(run) return run.state_name or M.name(run.addon) end
+
+local function label(run) return NS .. "/" .. M.of(run) end
 
 local wall = timefmt.wall
 
@@ -38,7 +124,7 @@ local function micro(run) return timefmt.format(wall(run), true) end
 
 local function lease_obj(run, rv, acquired)
   return { apiVersion = "coordination.k8s.io/v1", kind = "Lease",
-    metadata = { name = M.name(run.addon), namespace = NS,
+    metadata = { name = M.of(run), namespace = NS,
       resourceVersion = rv,
       labels = { ["addon.microk8s.io/name"] = run.addon },
       annotations = run.pending and { [M.PENDING] = run.pending } or nil },
@@ -98,7 +184,7 @@ function M.lock(run)
   run.identity = string.format("%s/uphook-%s", tostring(run.hostname),
     tostring(run.pid or 0))
   local b = run.backend
-  local cur = b:get(KIND, M.name(run.addon), NS)
+  local cur = b:get(KIND, M.of(run), NS)
   local ok, e
   if cur then
     local spec, node = cur.spec or {}, M.pending_node(cur)
@@ -139,7 +225,7 @@ end
 -- Write the Lease again with what the run holds (renewal, marker).
 local function rewrite(run)
   local b = run.backend
-  local cur = b:get(KIND, M.name(run.addon), NS)
+  local cur = b:get(KIND, M.of(run), NS)
   if not cur then return false, "the Lease " .. label(run) .. " is gone" end
   run.renewed = wall(run)
   local ok, e = pcall(b.replace, b, lease_obj(run,
@@ -188,7 +274,7 @@ function M.unlock(run)
   if not run.locked or run.pending then return end
   run.locked = false
   local ok, e = pcall(run.backend.delete, run.backend, KIND,
-    M.name(run.addon), NS)
+    M.of(run), NS)
   if not ok then
     run.report:log("warn", string.format("could not release the Lease "
       .. "%s: %s", label(run), message(e)))
@@ -199,18 +285,18 @@ end
 ---Lease of an interrupted run of this node. `recovered`: its journal was
 ---just undone, so a Lease held or marked by this node is that run's.
 ---Returns what it did, or nil.
----@param run {backend:table, addon:string, hostname:string, c:table, pid?:integer}
+---@param run {backend:table, addon:string, hostname:string, c:table, pid?:integer, state_name?:string}
 ---@param recovered boolean
 ---@return string|nil
 function M.release(run, recovered)
   local b = run.backend
-  local cur = b:get(KIND, M.name(run.addon), NS)
+  local cur = b:get(KIND, M.of(run), NS)
   if not cur then return nil end
   local holder = cur.spec and cur.spec.holderIdentity or ""
   local ours = M.pending_node(cur) == run.hostname
     or tostring(holder):sub(1, #run.hostname + 1) == run.hostname .. "/"
   if not ours or (not recovered and not M.stale(run, cur)) then return nil end
-  b:delete(KIND, M.name(run.addon), NS)
+  b:delete(KIND, M.of(run), NS)
   return string.format("released the Lease %s of the interrupted upgrade "
     .. "(%s)", label(run), holder)
 end

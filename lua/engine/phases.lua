@@ -87,7 +87,7 @@ local function check_base(run, base, given, saved)
   if k then
     -- a record of failed runs only has no params: they were detected
     local whose = saved and saved.params and ("saved (ConfigMap "
-      .. "kube-system/" .. lease.name(run.addon) .. ")") or "detected"
+      .. "kube-system/" .. lease.of(run) .. ")") or "detected"
     stop(M.EARLY, string.format("the %s parameter %s=%q %s; give --%s "
       .. "VALUE, or --reset-params", whose, k, tostring(used[k]), p, k))
   end
@@ -295,6 +295,26 @@ local function announce(run, first, confirm)
   run.granted = nil     -- the yes: every declared permission from here on
 end
 
+--- This repository's state and Lease (docs/state.md "Which repository"):
+--- the Lease taken (not by plan), then the state read.
+local function own_state(run)
+  run.state_name = run.state_name
+    or lease.resolve(run.backend, run.c, run.addon, run.repository)
+  if not run.plan then lease.lock(run) end
+  local saved = state.read(run)
+  if saved and saved.repository and run.repository
+      and saved.repository ~= run.repository then
+    -- another repository's upgrade claimed the name since it was
+    -- resolved, or an addon named <addon>-<suffix> holds it: it is not
+    -- this one's to read, lock or write
+    stop(M.LOCKED, string.format("the state ConfigMap %s/%s is the "
+      .. "repository %s's, not this one's (%s): run the command again (when "
+      .. "another upgrade took it meanwhile, the next run finds its own)",
+      lease.NAMESPACE, lease.of(run), saved.repository, run.repository))
+  end
+  return saved
+end
+
 local function body(run, o)
   run.hook = load_hook(run, o)
   run.to, run.perms = run.hook.version, run.hook.perms
@@ -312,8 +332,7 @@ local function body(run, o)
   run.positional, run.given = positional, given
   run.reset = o.reset_params == true
   check_given(run, given)
-  if not run.plan then lease.lock(run) end
-  local saved = state.read(run)
+  local saved = own_state(run)
   local first
   run.new_permissions, first = consent.new_permissions(run.hook, saved,
     run.repository)

@@ -55,8 +55,10 @@ local function journal(run)
     local j, err = run.c.journal.open(run.journal_path)
     if not j then error("cannot open the journal: " .. tostring(err), 0) end
     run.journal = j
+    -- state: the name of the addon's state and Lease, which recover
+    -- writes and releases (docs/state.md "Which repository")
     local ok, e = j:append({ op = "begin", addon = run.addon,
-      from = run.from, to = run.to,
+      state = run.state_name, from = run.from, to = run.to,
       roots = M.portable_roots(run.roots, run.bases),
       time = run.clock_wall and run.clock_wall() or 0 })
     if not ok and e then error("journal: " .. tostring(e), 0) end

@@ -1,6 +1,7 @@
 --- uphook.engine.state: addon state (docs/contract.md §7).
 ---
---- State is the ConfigMap uphook-<addon> in kube-system (data: version,
+--- State is the ConfigMap uphook-<addon> in kube-system (or
+--- uphook-<addon>-<suffix>: lua/engine/lease.lua resolve; data: version,
 --- params as YAML, history as YAML: the last 10 runs (upgrades, failed
 --- runs, recoveries), permissions as
 --- YAML: those of the last successful upgrade, lua/engine/consent.lua). It goes
@@ -15,7 +16,7 @@ local hookerror = require "uphook.core.hookerror"
 local M = {}
 
 local NS = lease.NAMESPACE
-local cm_name = lease.name
+local cm_name = lease.of
 
 ---The addon's state; its version, params and permissions are nil in a
 ---record of failed runs only (no upgrade succeeded yet).
@@ -23,7 +24,7 @@ local cm_name = lease.name
 ---@return {version:string|nil, params:table|nil, history:table,
 ---  permissions:string[]|nil}|nil state
 function M.read(run)
-  local cm = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
+  local cm = run.backend:get("v1/ConfigMap", cm_name(run), NS)
   if not cm or type(cm.data) ~= "table" then return nil end
   local d = cm.data
   local function yaml_of(s, what)
@@ -31,7 +32,7 @@ function M.read(run)
     local ok, v = pcall(run.c.yaml.decode, s)
     if not ok or type(v) ~= "table" then
       run.report:log("warn", string.format("ConfigMap %s/%s: %s is not "
-        .. "valid YAML; ignoring it", NS, cm_name(run.addon), what))
+        .. "valid YAML; ignoring it", NS, cm_name(run), what))
       return {}
     end
     return v
@@ -85,7 +86,7 @@ local function state_pending(run, records)
   for _, r in ipairs(records or {}) do
     local ref = r.op == "kube" and r.ref
     if ref and ref.kind == "ConfigMap" and ref.namespace == NS
-        and ref.name == cm_name(run.addon) then
+        and ref.name == cm_name(run) then
       return true
     end
   end
@@ -104,7 +105,7 @@ end
 function M.record(run, entry, pending)
   if state_pending(run, pending) then return false end
   who(run, entry)
-  local cm = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
+  local cm = run.backend:get("v1/ConfigMap", cm_name(run), NS)
   local data = {}
   for k, v in pairs(cm and type(cm.data) == "table" and cm.data or {}) do
     data[k] = v
@@ -119,8 +120,11 @@ function M.record(run, entry, pending)
   history[#history + 1] = entry
   while #history > HISTORY do table.remove(history, 1) end
   data.history = run.c.yaml.encode(history)
+  -- a new record is this repository's (docs/state.md "Which repository"):
+  -- it holds no grant, so naming it claims nothing but the name
+  if not cm then data.repository = run.repository end
   run.backend:apply({ apiVersion = "v1", kind = "ConfigMap",
-    metadata = { name = cm_name(run.addon), namespace = NS,
+    metadata = { name = cm_name(run), namespace = NS,
       labels = { ["addon.microk8s.io/name"] = run.addon,
                  ["app.kubernetes.io/managed-by"] = "uphook" } },
     data = data }, {})
@@ -144,7 +148,7 @@ function M.note(run, entry, pending)
   if not ok then
     run.report:log("warn", string.format("could not record the %s run in "
       .. "the history of ConfigMap %s/%s: %s", entry.result, NS,
-      cm_name(run.addon), hookerror.message(err)))
+      cm_name(run), hookerror.message(err)))
   end
 end
 
@@ -177,7 +181,7 @@ function M.commit(run, saved)
   while #history > HISTORY do table.remove(history, 1) end
   if #perms == 0 and run.c.yaml.array then perms = run.c.yaml.array {} end
   local obj = { apiVersion = "v1", kind = "ConfigMap",
-    metadata = { name = cm_name(run.addon), namespace = NS,
+    metadata = { name = cm_name(run), namespace = NS,
       labels = { ["addon.microk8s.io/name"] = run.addon,
                  ["app.kubernetes.io/managed-by"] = "uphook" } },
     data = { version = run.to,
@@ -187,9 +191,9 @@ function M.commit(run, saved)
              permissions = run.c.yaml.encode(perms),
              -- whose grant `permissions` is (lua/engine/consent.lua)
              repository = run.repository } }
-  local prior = run.backend:get("v1/ConfigMap", cm_name(run.addon), NS)
+  local prior = run.backend:get("v1/ConfigMap", cm_name(run), NS)
   local key = { apiVersion = "v1", kind = "ConfigMap",
-    name = cm_name(run.addon), namespace = NS }
+    name = cm_name(run), namespace = NS }
   rollback.record(run, { op = "kube", ref = key, prior = prior,
     applied = obj })
   rollback.made(run, key, run.backend:apply(obj, {}), obj)

@@ -101,22 +101,26 @@ case "$(cm uphook-greet kube-system)" in *'kube:cluster'*) ok "... and kube:clus
   *) not_ok "... and kube:cluster is recorded" ;; esac
 
 # 6. the grant is the repository's (docs/state.md "Which repository"): an
-# addon of the same name in another repository is asked, as is a state an
-# older uphook wrote without the repository, once
+# addon of the same name in another repository (here: another folder of
+# the same name) has its own state, so its first upgrade is asked; a state
+# an older uphook wrote without the repository is asked again, once
 case "$(cm uphook-greet kube-system)" in *"\"repository\": \"repo $R\""*)
   ok "the state records the repository whose grant it is (name and folder)" ;;
   *) cm uphook-greet kube-system >"$OUT"; not_ok "the state records the repository whose grant it is (name and folder)" ;; esac
 R2="$TMP/other/repo"; mkdir -p "$TMP/other"; cp -r "$R" "$R2"
-sed -i 's/"1.3.0"/"1.4.0"/; s/from = "1.2.0"/from = "1.3.0"/' "$R2/addons/greet/upgrade.lua"
+sed -i 's/"1.3.0"/"1.4.0"/; s/from = "1.2.0"/from = "1.0.0"/' "$R2/addons/greet/upgrade.lua"
 run timeout 60 "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --addons "$R2" \
   --state-dir "$TMP/state" upgrade greet </dev/null
-expect "greet of another repository (same name): asked again, exit 4 without a yes" 4 \
-  "not upgraded: the permissions of greet from this repository \(kube:default, kube:cluster\) need your yes"
+expect "greet of another repository (same name): its first upgrade, asked, exit 4 without a yes" 4 \
+  "not upgraded: the first upgrade of greet \(permissions: kube:default, kube:cluster\) needs your yes"
 case "$(cm greet default)" in *'"version": "1.3.0"'*) ok "... nothing changed: the cluster keeps 1.3.0" ;;
   *) not_ok "... nothing changed: the cluster keeps 1.3.0" ;; esac
 tty_run n "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --addons "$R2" --state-dir "$TMP/state" upgrade greet
-expect "... on a terminal the question names the repository the grant was for" 4 \
-  "The permissions recorded for greet were granted to the repository repo $R, not to this one \(repo $R2\)"
+expect "... on a terminal: the first upgrade of greet by uphook" 4 \
+  "This is the first upgrade of greet by uphook \(1\.0\.0 -> 1\.4\.0\)"
+case "$(cm uphook-greet kube-system)" in *"\"repository\": \"repo $R\", \"version\": \"1.3.0\""*)
+  ok "... the state of the first repository's greet is untouched" ;;
+  *) cm uphook-greet kube-system >"$OUT"; not_ok "... the state of the first repository's greet is untouched" ;; esac
 curl -sS -X POST "$CTL/seed" --data-binary @- >/dev/null <<EOF2
 apiVersion: v1
 kind: ConfigMap
@@ -138,4 +142,103 @@ printf 'apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n' >"$TMP/world.yaml"
 hook 1.1.0 1.0.0 '"kube:default", "kube:cluster"'
 run "$UPHOOK" --addons "$R" --offline "$TMP/world.yaml" upgrade greet </dev/null
 expect "--offline never asks" 0 'permissions: kube:default \(new\), kube:cluster \(new\)' 'Upgraded greet'
+# 8. two repositories added as `microk8s addons repo add` adds them
+# ($SNAP_COMMON/addons/<name>), both with an addon web (docs/state.md
+# "Which repository"): each is asked its own yes, and has its own state
+# ConfigMap and Lease; upgrading one touches neither of the other's
+A="$SNAP_COMMON/addons"
+make_repo "$A/core" web; make_repo "$A/community" web
+# webhook REPO VERSION FROM [WAIT]: its hook writes ConfigMap default/web-REPO;
+# with WAIT, its upgrade first waits (30 s at most) for ConfigMap default/go
+webhook() {
+  wait=""
+  [ -n "${4:-}" ] && wait='retry(function() assert(kube.get("ConfigMap", "go", "default")) end,
+      { attempts = 600, delay = 0.05, backoff = 1 })'
+  cat >"$A/$1/addons/web/upgrade.lua" <<EOF
+local retry = require "retry"
+return { version = "$2", from = "$3", permissions = { "kube:default" },
+  detect = function() return "1.0.0" end,
+  upgrade = function()
+    $wait
+    kube.apply { apiVersion = "v1", kind = "ConfigMap",
+      metadata = { name = "web-$1", namespace = "default" },
+      data = { version = "$2" } }
+  end }
+EOF
+}
+W() { timeout 60 "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --state-dir "$TMP/state" "$@"; }
+suffix() { printf '%s' "$1 $(cd "$A/$1" && pwd -P)" | sha256sum | cut -c1-10; }
+SC=uphook-web-$(suffix community)
+leases() { fake_objs "' '.join(sorted(o['metadata']['name'] for o in items if o['kind'] == 'Lease' and o['metadata']['name'].startswith('uphook-web')))"; }
+webhook core 1.1.0 1.0.0; webhook community 1.1.0 1.0.0
+run W upgrade --yes core/web </dev/null
+expect "core/web: its first upgrade, with --yes" 0 'Upgraded web from 1\.0\.0 to 1\.1\.0.*State: ConfigMap kube-system/uphook-web\.$'
+curl -sS -X DELETE "$CTL/requests" >/dev/null
+run W upgrade community/web </dev/null
+expect "community/web: asked its own yes although core/web has one: exit 4" 4 \
+  "not upgraded: the first upgrade of web \(permissions: kube:default\) needs your yes"
+run W list
+expect "list: core/web at its own 1.1.0, community/web as its detect says (1.0.0*)" 0 \
+  '^community +web +[^ ]+ +1\.0\.0\* ' '^core +web +[^ ]+ +1\.1\.0 '
+run W upgrade --yes community/web </dev/null
+expect "community/web with --yes: upgraded, its state is uphook-web-<suffix>" 0 \
+  "Upgraded web from 1\.0\.0 to 1\.1\.0.*State: ConfigMap kube-system/$SC\.\$"
+case "$(cm "$SC" kube-system)" in *"\"repository\": \"community $(cd "$A/community" && pwd -P)\", \"version\": \"1.1.0\""*)
+  ok "... $SC records community at 1.1.0" ;;
+  *) cm "$SC" kube-system >"$OUT"; not_ok "... $SC records community at 1.1.0" ;; esac
+case "$(cm uphook-web kube-system)" in *'"repository": "core '*'"version": "1.1.0"'*) ok "... uphook-web stays core's" ;;
+  *) cm uphook-web kube-system >"$OUT"; not_ok "... uphook-web stays core's" ;; esac
+curl -sS "$CTL/requests" >"$OUT"
+if grep -q "leases/$SC\"" "$OUT" && ! grep -q 'leases/uphook-web"' "$OUT"; then
+  ok "... its runs took and released Lease $SC, never core's uphook-web"
+else not_ok "... its runs took and released Lease $SC, never core's uphook-web"; fi
+run W history core/web
+expect "history core/web names uphook-web and core's run" 0 \
+  'History of web \(ConfigMap kube-system/uphook-web;' '1\.0\.0 -> 1\.1\.0  upgraded \(exit 0\)  on .*  from core'
+run W history community/web
+expect "history community/web names its own ConfigMap and run" 0 \
+  "History of web \(ConfigMap kube-system/$SC;" '1\.0\.0 -> 1\.1\.0  upgraded \(exit 0\)  on .*  from community'
+
+# both upgraded at once, as on two nodes (each its own SNAP_DATA and state
+# folder): both Leases are held together, under the two names
+webhook core 1.2.0 1.1.0 wait; webhook community 1.2.0 1.1.0 wait
+SNAP_DATA="$TMP/snap1" W upgrade core/web >"$TMP/core.out" 2>&1 </dev/null & P1=$!
+SNAP_DATA="$TMP/snap2" timeout 60 "$UPHOOK" --kubeconfig "$SRV/kubeconfig" \
+  --state-dir "$TMP/state2" upgrade community/web >"$TMP/comm.out" 2>&1 </dev/null & P2=$!
+PIDS="$PIDS $P1 $P2"
+i=0; held=""
+while [ $i -lt 300 ] && [ "$held" != "uphook-web $SC" ]; do
+  held=$(leases); [ "$held" = "uphook-web $SC" ] || sleep 0.1; i=$((i + 1))
+done
+[ "$held" = "uphook-web $SC" ] && ok "two upgrades of web hold uphook-web and $SC at once" \
+  || { echo "    leases: $held" >>"$OUT"; not_ok "two upgrades of web hold uphook-web and $SC at once"; }
+curl -sS -X POST "$CTL/seed" --data-binary @- >/dev/null <<EOF2
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: go, namespace: default}
+EOF2
+wait $P1; c1=$?; wait $P2; c2=$?
+{ cat "$TMP/core.out" "$TMP/comm.out"; } >"$OUT"
+[ "$c1" = 0 ] && [ "$c2" = 0 ] && [ -z "$(leases)" ] \
+  && ok "... both upgraded (exit 0) and both Leases released" \
+  || not_ok "... both upgraded (exit 0) and both Leases released ($c1, $c2, $(leases))"
+
+# an interrupted upgrade of community/web: its Lease is marked pending, and
+# recover writes its history and releases it; core's stay as they were
+webhook community 1.3.0 1.2.0
+UPHOOK_CRASH_AFTER=1 W upgrade community/web >"$OUT" 2>&1 </dev/null
+pending=$(fake_objs "get('Lease', '$SC', 'kube-system')['metadata'].get('annotations', {}).get('uphook.microk8s.io/pending') if get('Lease', '$SC', 'kube-system') else None")
+[ "$pending" != None ] && [ -n "$pending" ] && [ "$(leases)" = "$SC" ] \
+  && ok "a crashed community/web upgrade leaves its own Lease $SC marked pending" \
+  || not_ok "a crashed community/web upgrade leaves its own Lease $SC marked pending ($pending; $(leases))"
+before=$(cm uphook-web kube-system)
+run W recover community/web
+expect "recover community/web: undone, its own Lease released" 0 \
+  "released the Lease kube-system/$SC of the interrupted upgrade" 'Recovered web'
+case "$(cm "$SC" kube-system)" in *'result: recovered'*) ok "... the history of $SC says recovered" ;;
+  *) cm "$SC" kube-system >"$OUT"; not_ok "... the history of $SC says recovered" ;; esac
+[ "$(cm uphook-web kube-system)" = "$before" ] && [ -z "$(leases)" ] \
+  && ok "... core's uphook-web is untouched, no Lease is left" \
+  || not_ok "... core's uphook-web is untouched, no Lease is left"
+
 finish

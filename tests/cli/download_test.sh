@@ -355,7 +355,7 @@ import sys, yaml
 cm = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "ConfigMap"
       and d["metadata"]["name"] == "uphook-dl"][0]
 h = yaml.safe_load(cm["data"]["history"])
-assert sorted(cm["data"]) == ["history"], cm["data"]
+assert sorted(cm["data"]) == ["history", "repository"], cm["data"]
 assert len(h) == 10 and h[-1]["code"] == 4 and "a checksum is required" in h[-1]["error"], h[-1]
 PY
 

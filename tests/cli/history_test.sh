@@ -64,8 +64,8 @@ e=$(grep '^{' "$OUT")
   && echo "$e" | grep -q '"error": "upgrade failed: [^"]*broke after a change"' \
   && ok "a failed first upgrade is in a new state ConfigMap's history (time, 1.0.0 -> 2.0.0, code 1, the error)" \
   || not_ok "a failed first upgrade is in a new state ConfigMap's history (time, 1.0.0 -> 2.0.0, code 1, the error)"
-grep -qx 'keys=history' "$OUT" && ok "... which holds only the history: no version, params or permissions" \
-  || not_ok "... which holds only the history: no version, params or permissions"
+grep -qx 'keys=history,repository' "$OUT" && ok "... which holds only the history and its repository: no version, params or permissions" \
+  || not_ok "... which holds only the history and its repository: no version, params or permissions"
 
 run U list --output json
 python3 - "$OUT" <<'PY' && ok "list still shows the version detect tells (1.0.0, source detect)" \
@@ -152,7 +152,7 @@ run "$UPHOOK" --addons "$R" --offline "$TMP/cluster.yaml" --state-dir "$W2" upgr
 expect "a failed first check: exit 4" 4 "the check says no"
 history "$W2" > "$OUT"
 grep '^{' "$OUT" | grep -q '"code": 4, .*"from": "1.0.0", .*"result": "failed", .*"to": "2.0.0"' \
-  && grep -qx 'keys=history' "$OUT" \
+  && grep -qx 'keys=history,repository' "$OUT" \
   && ok "... is in a new ConfigMap's history (code 4, failed), nothing else in it" \
   || not_ok "... is in a new ConfigMap's history (code 4, failed), nothing else in it"
 
@@ -197,7 +197,7 @@ run L upgrade live --yes --fail upgrade </dev/null
 expect "live: a failed first upgrade: exit 1" 1 "broke after a change" "Rolled back"
 lhistory > "$OUT"
 grep '^{' "$OUT" | grep -q '"code": 1, .*"from": "1.0.0", .*"result": "rolled back", .*"to": "2.0.0"' \
-  && grep -qx 'keys=history' "$OUT" && ! grep -q '^live-a=' "$OUT" \
+  && grep -qx 'keys=history,repository' "$OUT" && ! grep -q '^live-a=' "$OUT" \
   && ok "... recorded in a new state ConfigMap holding only the history; live-a rolled back" \
   || not_ok "... recorded in a new state ConfigMap holding only the history; live-a rolled back"
 
@@ -225,7 +225,7 @@ lhistory > "$OUT"
 last=$(grep '^{' "$OUT" | tail -1)
 [ "$(grep -c '^{' "$OUT")" -eq 3 ] && echo "$last" | grep -q '"code": 0' \
   && echo "$last" | grep -q '"result": "recovered"' && echo "$last" | grep -q '"from": "1.0.0"' \
-  && echo "$last" | grep -q '"to": "2.0.0"' && ! grep -q '^live-a=' "$OUT" && grep -qx 'keys=history' "$OUT" \
+  && echo "$last" | grep -q '"to": "2.0.0"' && ! grep -q '^live-a=' "$OUT" && grep -qx 'keys=history,repository' "$OUT" \
   && ok "... and records its own outcome: recovered (1.0.0 -> 2.0.0, code 0); live-a deleted; still no version" \
   || not_ok "... and records its own outcome: recovered (1.0.0 -> 2.0.0, code 0); live-a deleted; still no version"
 

@@ -159,9 +159,9 @@ else notok "an injected 500 fails the upgrade (exit 1, got $rc)"; fi
 # the state records only the failed run (docs/state.md): no version yet
 st=$(objs "sorted(get('ConfigMap', 'uphook-demo', 'kube-system')['data'])")
 if [ "$(image)" = "demo:1.0.0" ] && [ "$(has "'ConfigMap', 'demo-config', 'default'")" = False ] \
-   && [ "$st" = "['history']" ] \
+   && [ "$st" = "['history', 'repository']" ] \
    && [ "$(has "'Lease', 'uphook-demo', 'kube-system'")" = False ]; then
-  ok "rollback restored the Deployment, removed the ConfigMap, released the Lease; the state holds only the history"
+  ok "rollback restored the Deployment, removed the ConfigMap, released the Lease; the state holds only the history (and its repository)"
 else echo "image $(image), state data $st" >"$OUT"; notok "rollback restored everything"; fi
 
 # a live Lease held by another node: exit 5 naming it

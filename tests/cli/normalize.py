@@ -5,7 +5,8 @@ compared with cmp.
 normalize.py FILE [lease]: with "lease", without uphook's records of runs
 either: its Leases uphook-*, and the history of its state ConfigMaps
 kube-system/uphook-* (a failed or recovered run adds an entry there,
-docs/state.md; a ConfigMap holding nothing else is left out).
+docs/state.md; a ConfigMap holding nothing else but its repository is
+left out).
 
 normalize.py --same BASE FILE...: each FILE normalized as with "lease",
 compared with BASE (that output); prints each FILE that differs, and exits
@@ -55,7 +56,9 @@ def normalize(path, skip):
         for o in objs:
             if uphooks(o, "ConfigMap") and isinstance(o.get("data"), dict):
                 o["data"] = {k: v for k, v in o["data"].items() if k != "history"}
-        objs = [o for o in objs if not (uphooks(o, "ConfigMap") and not o.get("data"))]
+        # a record of runs only names its repository besides (no version)
+        objs = [o for o in objs if not (uphooks(o, "ConfigMap")
+                                        and not set(o.get("data") or {}) - {"repository"})]
     objs.sort(key=lambda o: (o.get("apiVersion", ""), o.get("kind", ""),
                              o["metadata"].get("namespace", ""),
                              o["metadata"].get("name", "")))

@@ -25,10 +25,17 @@ return { version = "$v", from = "$from", description = "demo $v",
 LUA
 }
 
-make_repo "$TMP/v1" demo
-make_repo "$TMP/v2" demo
-hook "$TMP/v1" 1.1.0 ">=1.0.0 <1.1.0" keep=1 dropped=2
-hook "$TMP/v2" 1.2.0 ">=1.1.0 <1.2.0" keep=1
+# the addon's two versions come one after the other in its one repository
+# (a demo of a second repository would be another addon, with its own
+# state: docs/state.md "Which repository"); world and live take the version
+# as $TMP/v1 or $TMP/v2 and write that hook into the repository first
+make_repo "$TMP/repo" demo
+version() {
+  case $1 in
+    */v1) hook "$TMP/repo" 1.1.0 ">=1.0.0 <1.1.0" keep=1 dropped=2 ;;
+    */v2) hook "$TMP/repo" 1.2.0 ">=1.1.0 <1.2.0" keep=1 ;;
+  esac
+}
 # As `microk8s enable demo` 1.0.0 left it (kubectl apply, client side),
 # then a user's `kubectl edit` of one key: the fixture says who owns what,
 # as `kubectl get -o yaml` shows it.
@@ -72,7 +79,7 @@ metadata:
 data: {keep: "1", since-1.0: "gone in 1.1.0", edited: "by the user"}
 YAML
 SD="$TMP/sd"
-world() { "$UPHOOK" --addons "$1" --offline "$TMP/cluster.yaml" --state-dir "$SD" "$2" demo; }
+world() { version "$1"; "$UPHOOK" --addons "$TMP/repo" --offline "$TMP/cluster.yaml" --state-dir "$SD" "$2" demo; }
 
 run world "$TMP/v1" plan
 expect "v1 plan: enable's field since-1.0 goes, dropped comes" 0 \
@@ -124,8 +131,9 @@ print($1)"
 }
 mkdir -p "$TMP/snap_data" "$TMP/snap_common" "$TMP/lsd"
 live() {
+  version "$1"
   SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home \
-    timeout 120 "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --addons "$1" \
+    timeout 120 "$UPHOOK" --kubeconfig "$SRV/kubeconfig" --addons "$TMP/repo" \
     --state-dir "$TMP/lsd" "$2" demo $( [ "$2" = upgrade ] && echo --yes )
 }
 run live "$TMP/v1" plan

@@ -65,3 +65,66 @@ t.case("a record of failed runs only reads as no state: no version, params "
   local _, cm = history(e)
   t.eq(cm.metadata.labels["app.kubernetes.io/managed-by"], "uphook")
 end)
+
+-- Same-named addons of different repositories (docs/state.md "Which
+-- repository"): each its own state ConfigMap and Lease, named by
+-- lease.resolve against the mock cluster as against a live one
+local lease = require "uphook.engine.lease"
+local names = require "uphook.core.names"
+local A = "core /var/snap/microk8s/common/addons/core"
+local B = "web /home/u/web-addons"
+
+local function seed(e, name, data)
+  e.backend:apply({ apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = name, namespace = "kube-system" }, data = data }, {})
+end
+
+t.case("lease.resolve: the repository recorded in uphook-<addon> keeps it, "
+  .. "another gets uphook-<addon>-<suffix>", function()
+  local _, e = world()
+  t.eq(lease.resolve(e.backend, C, "hello", A), "uphook-hello")
+  seed(e, "uphook-hello", { version = "1.0.0", repository = A })
+  t.eq(lease.resolve(e.backend, C, "hello", A), "uphook-hello")
+  local own = lease.resolve(e.backend, C, "hello", B)
+  t.eq(own, "uphook-hello-" .. C.hash.sha256(B):sub(1, 10))
+  t.ok(names.is_subdomain(own) and #own <= 253, own)
+  t.eq(lease.resolve(e.backend, C, "hello", nil), "uphook-hello")
+  -- B's own state stays B's when uphook-hello goes (the user made uphook
+  -- forget A's addon), and A then starts afresh under uphook-hello
+  seed(e, own, { version = "2.0.0", repository = B })
+  e.backend:delete("v1/ConfigMap", "uphook-hello", "kube-system")
+  t.eq(lease.resolve(e.backend, C, "hello", B), own)
+  t.eq(lease.resolve(e.backend, C, "hello", A), "uphook-hello")
+end)
+
+t.case("lease.resolve: a state that records no repository (an older "
+  .. "uphook's) is claimed by the next upgrade of any of them", function()
+  local _, e = world()
+  seed(e, "uphook-hello", { version = "1.0.0" })
+  t.eq(lease.resolve(e.backend, C, "hello", A), "uphook-hello")
+  t.eq(lease.resolve(e.backend, C, "hello", B), "uphook-hello")
+end)
+
+t.case("a new record of failed runs is its repository's; an existing "
+  .. "one's repository is not changed", function()
+  local run, e = world()
+  run.repository, run.state_name = B, lease.name("hello", lease.suffix(C, B))
+  state.record(run, entry(4, "failed", "no"))
+  local cm = e:get("ConfigMap", run.state_name, "kube-system")
+  t.eq(cm.data.repository, B)
+  t.eq(e:get("ConfigMap", "uphook-hello", "kube-system"), nil)
+  seed(e, "uphook-hello", { version = "1.0.0" })
+  run.state_name = nil
+  state.record(run, entry(4, "failed", "no"))
+  t.eq(e:get("ConfigMap", "uphook-hello", "kube-system").data.repository, nil)
+end)
+
+t.case("lease.journaled: only this addon's names are taken from a journal",
+  function()
+  t.eq(lease.journaled("web", "uphook-web"), "uphook-web")
+  t.eq(lease.journaled("web", "uphook-web-0123456789"), "uphook-web-0123456789")
+  t.eq(lease.journaled("web", "uphook-web-012345678"), nil)
+  t.eq(lease.journaled("web", "uphook-dns"), nil)
+  t.eq(lease.journaled("web", "uphook-web-../../x"), nil)
+  t.eq(lease.journaled("web", nil), nil)
+end)
