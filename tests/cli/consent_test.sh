@@ -241,4 +241,47 @@ case "$(cm "$SC" kube-system)" in *'result: recovered'*) ok "... the history of 
   && ok "... core's uphook-web is untouched, no Lease is left" \
   || not_ok "... core's uphook-web is untouched, no Lease is left"
 
+# the offline mock names them alike: in a world kept by --state-dir, core's
+# web is uphook-web and community's uphook-web-<suffix>
+OW="$TMP/offline-world"
+webhook core 1.1.0 1.0.0; webhook community 1.1.0 1.0.0
+for r in core community; do
+  run "$UPHOOK" --offline "$TMP/world.yaml" --state-dir "$OW" upgrade "$r/web" </dev/null
+done
+python3 - "$OW/offline/cluster.yaml" "$SC" >"$OUT" 2>&1 <<'PY' \
+  && ok "--offline: core/web's state is uphook-web, community/web's $SC, each its repository's" \
+  || not_ok "--offline: core/web's state is uphook-web, community/web's $SC, each its repository's"
+import sys, yaml
+cms = {d["metadata"]["name"]: d["data"] for d in yaml.safe_load_all(open(sys.argv[1]))
+       if d and d["kind"] == "ConfigMap" and d["metadata"].get("namespace") == "kube-system"
+       and d["metadata"]["name"].startswith("uphook-web")}
+assert sorted(cms) == ["uphook-web", sys.argv[2]], sorted(cms)
+assert cms["uphook-web"]["repository"].startswith("core /"), cms
+assert cms[sys.argv[2]]["repository"].startswith("community /"), cms
+assert cms["uphook-web"]["version"] == cms[sys.argv[2]]["version"] == "1.1.0", cms
+PY
+
+# a state is read, locked and written only by the repository it records:
+# uphook-web another's, and core's own name taken by an addon of a third
+# repository named web-<core's suffix>: core/web stops before any change
+SK=uphook-web-$(suffix core)
+curl -sS -X POST "$CTL/seed" --data-binary @- >/dev/null <<EOF2
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: uphook-web, namespace: kube-system}
+data: {version: 1.2.0, repository: "other /srv/other"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: $SK, namespace: kube-system}
+data: {version: 1.0.0, repository: "third /srv/third"}
+EOF2
+webhook core 1.3.0 1.2.0
+before=$(cm web-core default)
+run W upgrade --yes core/web </dev/null
+expect "a state that records another repository is not this one's: exit 5, nothing changed" 5 \
+  "the state ConfigMap kube-system/$SK is the repository third /srv/third's, not this one's"
+[ "$(cm web-core default)" = "$before" ] && [ -z "$(leases)" ] \
+  && ok "... web-core kept, no Lease left" || not_ok "... web-core kept, no Lease left"
+
 finish
