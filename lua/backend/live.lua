@@ -298,21 +298,43 @@ local function selector(labels)
   return table.concat(keys, ",")
 end
 
----List objects of a kind (all namespaces unless opts.namespace).
+M.MAX_PAGES = 10000   -- pages of one chunked LIST
+
+---List objects of a kind (all namespaces unless opts.namespace). With
+---opts.limit, the server sends them in pages of at most that many (a
+---LIST's `limit` and `continue`, as kubectl's chunking), so that one
+---answer and its decoding stay small; the result is every object still.
 ---@param kind string
----@param opts table|nil {namespace=, labels=}
+---@param opts table|nil {namespace=, labels=, limit=}
 ---@return table[]
 function Live:list(kind, opts)
   local info = self:_resolve(kind)
   opts = opts or {}
   local ns = info.namespaced and opts.namespace or nil
   local path = path_of(info, ns ~= "" and ns or nil)
+  local sep = "?"
   if opts.labels and next(opts.labels) then
-    path = path .. "?labelSelector=" .. esc(selector(opts.labels))
+    path, sep = path .. "?labelSelector=" .. esc(selector(opts.labels)), "&"
   end
-  local l = self:_json("GET", path, nil, nil, OK)
-  local items = type(l.items) == "table" and l.items
-    or self.json.array({})
+  if opts.limit then
+    path, sep = path .. sep .. "limit=" .. math.tointeger(opts.limit), "&"
+  end
+  local items, token, pages = nil, nil, 0
+  repeat
+    local l = self:_json("GET", token and (path .. sep .. "continue="
+      .. esc(token)) or path, nil, nil, OK)
+    local page = type(l.items) == "table" and l.items
+      or self.json.array({})
+    if items == nil then items = page
+    else table.move(page, 1, #page, #items + 1, items) end
+    token = type(l.metadata) == "table" and l.metadata.continue
+    token = opts.limit and type(token) == "string" and token ~= "" and token
+    pages = pages + 1
+    if token and (#page == 0 or pages >= M.MAX_PAGES) then
+      raise(string.format("GET %s%s: the API server's pages do not end",
+        self.client:server(), path))
+    end
+  until not token
   for _, o in ipairs(items) do fill(o, info) end
   return items
 end

@@ -35,8 +35,10 @@
 ---@field set_managed_fields_many? fun(self: uphook.Backend, items: {kind: string, name: string, namespace?: string, managed_fields: table[], resource_version: string}[]): {ok: boolean, stored?: table, error?: table}[]
 ---The object, or nil when it is absent.
 ---@field get fun(self: uphook.Backend, kind: string, name: string, namespace?: string): table|nil
----The objects of a kind, in a namespace (nil: every one), by labels.
----@field list fun(self: uphook.Backend, kind: string, opts?: {namespace?: string, labels?: table<string, string>}): table[]
+---The objects of a kind, in a namespace (nil: every one), by labels;
+---limit: the most objects one answer may carry (the live backend reads
+---the rest page by page; the result is every object still).
+---@field list fun(self: uphook.Backend, kind: string, opts?: {namespace?: string, labels?: table<string, string>, limit?: integer}): table[]
 ---POST: 409 AlreadyExists when it exists.
 ---@field create fun(self: uphook.Backend, obj: table): table
 ---PUT: metadata.resourceVersion, when set, is a precondition (409 Conflict).

@@ -9,8 +9,8 @@
 ---   webhook configurations) in batches of their own; an object that
 ---   comes again in a call starts a new batch.
 --- * priors: the objects as they are before the call, read with one LIST
----   per kind and namespace where the call applies LIST_MIN or more of
----   them (else one GET each); each listed prior is used once, an object
+---   (in pages of LIST_PAGE) per kind and namespace where the call
+---   applies LIST_MIN or more of them (else one GET each); each listed prior is used once, an object
 ---   applied again in the same call is read again.
 --- * send: the applies of a batch, in parallel where the backend can
 ---   (apply_many), else one by one up to the first failure; the results
@@ -30,6 +30,9 @@ local M = {}
 
 M.BATCH = 64      -- objects journaled with one fdatasync and sent together
 M.LIST_MIN = 8    -- objects of one kind and namespace read by one LIST
+-- objects in one page of that LIST: a page's JSON is decoded whole, in a
+-- tree of some 8 times its size (docs/bench.md, "Peak RSS")
+M.LIST_PAGE = 100
 
 -- The kinds whose objects other objects of a manifest may need first.
 M.BARRIER = { Namespace = true, CustomResourceDefinition = true,
@@ -92,7 +95,7 @@ end
 -- listed (then every object of it is read with a GET).
 function Reader:_list(gvk, ns)
   local ok, items = pcall(self.backend.list, self.backend, gvk,
-    { namespace = ns })
+    { namespace = ns, limit = M.LIST_PAGE })
   if not ok or type(items) ~= "table" then return false end
   self.lists = self.lists + 1
   local by = {}

@@ -19,6 +19,35 @@ import apiserver_nodes as nodes
 from apiserver_types import ApiError, bad_request, resource_not_found, status_obj
 
 
+def _item_key(obj):
+    md = obj.get("metadata") or {}
+    return [md.get("namespace") or "", md.get("name") or ""]
+
+
+def page(items, md, q):
+    """A LIST's `limit` and `continue`, as the API server's chunking: at most
+    limit items, and in md a continue token (the key the next page starts
+    at, with the list's resourceVersion) and remainingItemCount while more
+    are left. The items are sorted by namespace and name (state.list)."""
+    token = q.get("continue")
+    if token:
+        try:
+            start = json.loads(base64.b64decode(token, validate=True))["start"]
+        except (ValueError, KeyError, TypeError):
+            raise bad_request("continue key is not valid: %s" % token)
+        items = [it for it in items if _item_key(it) >= start]
+    try:
+        limit = int(q.get("limit") or 0)
+    except ValueError:
+        raise bad_request("limit must be an integer")
+    if 0 < limit < len(items):
+        nxt = json.dumps({"rv": md["resourceVersion"], "start": _item_key(items[limit])})
+        md["continue"] = base64.b64encode(nxt.encode()).decode()
+        md["remainingItemCount"] = len(items) - limit
+        items = items[:limit]
+    return items
+
+
 class _Loader(yaml.SafeLoader):
     """YAML as Kubernetes reads it: timestamps stay strings."""
 
@@ -299,8 +328,10 @@ class Handler(BaseHTTPRequestHandler):
             items, rv = state.list(rt, ns, q.get("labelSelector"), q.get("fieldSelector"))
             if "as=Table" in accept:
                 return self.send_body(200, table(items, rv, q, rt.kind), "application/json")
+            md = {"resourceVersion": rv}
+            items = page(items, md, q)
             return self.send_body(200, {"kind": rt.kind + "List", "apiVersion": rt.gv,
-                                        "metadata": {"resourceVersion": rv}, "items": items})
+                                        "metadata": md, "items": items})
         if m == "GET":
             obj = state.get(rt, ns, name)
             if "as=Table" in accept and sub is None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
@@ -231,6 +232,26 @@ def run(k):
     code, body, _ = k.req("GET", cm + "?fieldSelector=metadata.name%3Dc2")
     check("fieldSelector metadata.name", [i["metadata"]["name"] for i in body["items"]] ==
           ["c2"])
+
+    # chunking: limit and continue, each object once, in order
+    k.req("POST", cm, {"metadata": {"name": "c3"}})
+    code, whole, _ = k.req("GET", cm)
+    names, path, pages = [], cm + "?limit=2", 0
+    while path and pages < 10:
+        code, body, _ = k.req("GET", path)
+        pages += 1
+        names += [i["metadata"]["name"] for i in body["items"]]
+        token = body["metadata"].get("continue")
+        left = body["metadata"].get("remainingItemCount")
+        check("a page holds at most limit items", len(body["items"]) <= 2, body)
+        check("remainingItemCount with each continue", (token is None) == (left is None), body)
+        path = token and cm + "?limit=2&continue=" + urllib.parse.quote(token)
+    check("the pages of limit=2 are the whole list",
+          names == [i["metadata"]["name"] for i in whole["items"]] and pages == 2,
+          (names, pages))
+    code, body, _ = k.req("GET", cm + "?limit=2&continue=notatoken")
+    check("a bad continue is 400", code == 400, (code, body))
+    k.req("DELETE", cm + "/c3")
 
     # watch
     code, lst, _ = k.req("GET", cm)
