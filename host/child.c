@@ -92,6 +92,8 @@ static void *counting_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
   p = uh_big_realloc(ptr, osize, nsize);   /* a big string: host/osutil.h */
   if (p)
     a->used = a->used - osize + nsize;
+  if (p && a->used >= UH_BIG_HEAP)
+    uh_big_heap();
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <limits.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -100,6 +101,22 @@ static void *big_move(void *p, size_t osize, void *to, size_t n)
     uh_big_realloc(p, osize, 0);
   }
   return to;
+}
+
+void uh_big_heap(void)
+{
+  static uintptr_t advised;
+  uintptr_t top = (uintptr_t)sbrk(0), lo;
+  if (!advised) {
+    mallopt(M_TOP_PAD, (int)UH_BIG_HEAP);
+    advised = top;
+  }
+  if (top <= advised)
+    return;
+  lo = (advised + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  if (top > lo)
+    (void)madvise((void *)lo, top - lo, MADV_HUGEPAGE);
+  advised = top;
 }
 
 void *uh_big_realloc(void *p, size_t osize, size_t nsize)

@@ -30,6 +30,12 @@ int uh_writev_all(int fd, struct iovec *iov, int cnt);
  * The Lua states' allocators and the big RPC frames use it. */
 #define UH_BIG_MIN ((size_t)4 << 20)
 void *uh_big_realloc(void *p, size_t osize, size_t nsize);
+/* A heap of UH_BIG_HEAP bytes or more (a hook's decoded 11.6 MB of YAML
+ * takes some 30 MB of small blocks) grows in steps of 8 MiB, each step
+ * offered huge pages as uh_big_realloc's blocks are: the hook child's
+ * allocator calls it after each allocation once its heap is that big. */
+#define UH_BIG_HEAP ((size_t)8 << 20)
+void uh_big_heap(void);
 
 /* Run argv (argv[0] looked up in PATH, no shell), wait for it: its exit
  * status, 128+signal when killed, or -1 with errno when it could not be

@@ -33,41 +33,50 @@ typedef struct {
   double d;
 } yscalar;
 
-static int in_list(const char *s, size_t n, const char *const *list)
-{
-  for (; *list; list++)
-    if (strlen(*list) == n && memcmp(*list, s, n) == 0)
-      return 1;
-  return 0;
-}
+/* The fixed words of go-yaml's resolve table, with their lengths: a
+ * scalar is compared with the words of its own length only (most keys
+ * of a manifest start with one of their letters: type, format, name). */
+static const struct word {
+  const char *s;
+  size_t n;
+  int kind, b;
+  double d;
+} words[] = {
+#define W(s, kind, b, d) { s, sizeof s - 1, kind, b, d }
+  W("y", R_BOOL, 1, 0), W("Y", R_BOOL, 1, 0), W("yes", R_BOOL, 1, 0),
+  W("Yes", R_BOOL, 1, 0), W("YES", R_BOOL, 1, 0), W("true", R_BOOL, 1, 0),
+  W("True", R_BOOL, 1, 0), W("TRUE", R_BOOL, 1, 0), W("on", R_BOOL, 1, 0),
+  W("On", R_BOOL, 1, 0), W("ON", R_BOOL, 1, 0),
+  W("n", R_BOOL, 0, 0), W("N", R_BOOL, 0, 0), W("no", R_BOOL, 0, 0),
+  W("No", R_BOOL, 0, 0), W("NO", R_BOOL, 0, 0), W("false", R_BOOL, 0, 0),
+  W("False", R_BOOL, 0, 0), W("FALSE", R_BOOL, 0, 0),
+  W("off", R_BOOL, 0, 0), W("Off", R_BOOL, 0, 0), W("OFF", R_BOOL, 0, 0),
+  W("~", R_NULL, 0, 0), W("null", R_NULL, 0, 0), W("Null", R_NULL, 0, 0),
+  W("NULL", R_NULL, 0, 0),
+  W(".nan", R_FLOAT, 0, NAN), W(".NaN", R_FLOAT, 0, NAN),
+  W(".NAN", R_FLOAT, 0, NAN),
+  W(".inf", R_FLOAT, 0, HUGE_VAL), W(".Inf", R_FLOAT, 0, HUGE_VAL),
+  W(".INF", R_FLOAT, 0, HUGE_VAL), W("+.inf", R_FLOAT, 0, HUGE_VAL),
+  W("+.Inf", R_FLOAT, 0, HUGE_VAL), W("+.INF", R_FLOAT, 0, HUGE_VAL),
+  W("-.inf", R_FLOAT, 0, -HUGE_VAL), W("-.Inf", R_FLOAT, 0, -HUGE_VAL),
+  W("-.INF", R_FLOAT, 0, -HUGE_VAL),
+#undef W
+};
 
-/* The fixed words of go-yaml's resolve table. */
 static int resolve_word(const char *s, size_t n, yscalar *v)
 {
-  static const char *const t[] = {"y", "Y", "yes", "Yes", "YES", "true",
-    "True", "TRUE", "on", "On", "ON", NULL};
-  static const char *const f[] = {"n", "N", "no", "No", "NO", "false",
-    "False", "FALSE", "off", "Off", "OFF", NULL};
-  static const char *const nul[] = {"~", "null", "Null", "NULL", NULL};
-  static const char *const nan[] = {".nan", ".NaN", ".NAN", NULL};
-  static const char *const inf[] = {".inf", ".Inf", ".INF", "+.inf",
-    "+.Inf", "+.INF", NULL};
-  static const char *const ninf[] = {"-.inf", "-.Inf", "-.INF", NULL};
+  size_t i;
   if (n > 6)
     return 0;
-  if (in_list(s, n, t) || in_list(s, n, f)) {
-    v->kind = R_BOOL;
-    v->b = in_list(s, n, t);
-  } else if (in_list(s, n, nul)) {
-    v->kind = R_NULL;
-  } else if (in_list(s, n, nan)) {
-    v->kind = R_FLOAT, v->d = NAN;
-  } else if (in_list(s, n, inf) || in_list(s, n, ninf)) {
-    v->kind = R_FLOAT, v->d = s[0] == '-' ? -HUGE_VAL : HUGE_VAL;
-  } else {
-    return 0;
-  }
-  return 1;
+  for (i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (words[i].n == n && words[i].s[0] == s[0]
+        && memcmp(words[i].s, s, n) == 0) {
+      v->kind = words[i].kind;
+      v->b = words[i].b;
+      v->d = words[i].d;
+      return 1;
+    }
+  return 0;
 }
 
 static size_t skip_digits(const char *s, size_t i, size_t n)
@@ -228,14 +237,24 @@ enum { F_SEQ, F_MAP };
 typedef struct {
   yaml_parser_t parser;
   yaml_event_t ev;
-  int parser_live, ev_live;
+  int parser_live, ev_live, gc_stopped;
 } ydbox;
 
+/* An open collection. Its values wait on the Lua stack above its two
+ * slots (the table's, nil until it is made, and the anchor's) and go
+ * into a table made at its end with room for exactly them: no table
+ * grows by rehashing (a manifest's maps hold a handful of keys each).
+ * A merge key, or more than PENDING values, makes the table at once and
+ * the rest go straight in (direct). */
 typedef struct {
-  int kind, haskey, merge, tidx;
-  lua_Integer n;
+  int kind, haskey, merge, tidx, direct;
+  lua_Integer n;   /* values (a sequence) or pairs (a mapping) so far */
   size_t nodes;
 } yframe;
+
+/* Per open collection: 256 levels of it stay below the Lua stack's
+ * million slots (LUAI_MAXSTACK). */
+#define PENDING 2048
 
 typedef struct {
   lua_State *L;
@@ -255,7 +274,9 @@ static int ydbox_close(lua_State *L)
     yaml_event_delete(&b->ev);
   if (b->parser_live)
     yaml_parser_delete(&b->parser);
-  b->ev_live = b->parser_live = 0;
+  if (b->gc_stopped)
+    lua_gc(L, LUA_GCRESTART);
+  b->ev_live = b->parser_live = b->gc_stopped = 0;
   return 0;
 }
 
@@ -333,6 +354,58 @@ static void merge_into(ydec *d, yframe *f)
   lua_pop(L, 2);  /* the value and the "<<" key */
 }
 
+/* Make frame f's table from the values waiting above its slots, all
+ * but the top `keep` (a merge key and its value), which stay on top. */
+static void make_table(ydec *d, yframe *f, int keep)
+{
+  lua_State *L = d->L;
+  int first = f->tidx + 2, last = lua_gettop(L) - keep, i, t;
+  lua_Integer k = 0;
+  luaL_checkstack(L, 4, "yaml");
+  if (f->kind == F_SEQ) {
+    lua_createtable(L, (int)f->n, 0);
+    uh_markarray(L, -1);
+    t = lua_gettop(L);
+    for (i = first; i <= last; i++) {
+      lua_pushvalue(L, i);
+      lua_rawseti(L, t, ++k);
+    }
+  } else {
+    lua_createtable(L, 0, (int)f->n);
+    t = lua_gettop(L);
+    for (i = first; i < last; i += 2) {
+      lua_pushvalue(L, i);
+      lua_pushvalue(L, i + 1);
+      lua_rawset(L, t);   /* in order: a repeated key's last value wins */
+    }
+  }
+  lua_replace(L, f->tidx);
+  if (keep)
+    lua_rotate(L, first, keep);
+  lua_settop(L, first + keep - 1);
+  f->direct = 1;
+}
+
+/* A finished value of a collection not made yet: it waits on the stack. */
+static void attach_pending(ydec *d, yframe *f)
+{
+  if (f->kind == F_MAP && !f->haskey) {
+    key_to_string(d);
+    f->haskey = 1;
+    return;
+  }
+  if (f->kind == F_MAP && f->merge) {
+    make_table(d, f, 2);
+    merge_into(d, f);
+    f->haskey = f->merge = 0;
+    return;
+  }
+  f->n++;
+  f->haskey = 0;
+  if (lua_gettop(d->L) - f->tidx > PENDING)
+    make_table(d, f, 0);
+}
+
 /* A finished value (nodes: its size) is on top: put it in its parent. */
 static void attach(ydec *d, size_t nodes)
 {
@@ -344,7 +417,9 @@ static void attach(ydec *d, size_t nodes)
   }
   f = &d->fr[d->depth - 1];
   f->nodes += nodes;
-  if (f->kind == F_SEQ) {
+  if (!f->direct) {
+    attach_pending(d, f);
+  } else if (f->kind == F_SEQ) {
     lua_rawseti(L, f->tidx, ++f->n);
   } else if (!f->haskey) {
     key_to_string(d);
@@ -492,16 +567,14 @@ static void on_start(ydec *d, yaml_event_t *e, int kind)
     dec_error(d, UH_ELIMIT, "yaml: line %d: collections nested deeper "
               "than %d levels", line_of(d), UH_YAML_MAX_DEPTH);
   luaL_checkstack(L, 8, "yaml nesting");
-  lua_newtable(L);
-  if (kind == F_SEQ)
-    uh_markarray(L, -1);
+  lua_pushnil(L);   /* the table's slot: made at the end (yframe) */
   if (anchor)
     lua_pushstring(L, (const char *)anchor);
   else
     lua_pushnil(L);
   f = &d->fr[d->depth++];
   f->kind = kind;
-  f->haskey = f->merge = 0;
+  f->haskey = f->merge = f->direct = 0;
   f->tidx = lua_gettop(L) - 1;
   f->n = 0;
   f->nodes = 0;
@@ -512,6 +585,8 @@ static void on_end(ydec *d)
   lua_State *L = d->L;
   yframe *f = &d->fr[--d->depth];
   size_t nodes = f->nodes + 1;
+  if (!f->direct)
+    make_table(d, f, 0);
   if (lua_isstring(L, -1)) {
     lua_pushvalue(L, -2);
     lua_pushvalue(L, -2);
@@ -634,6 +709,13 @@ static int decode_main(lua_State *L)
   uh_pushcloser(L, "uphook.yaml.parser", ydbox_close);
   lua_setmetatable(L, -2);
   lua_toclose(L, 5);
+  /* everything decoded stays reachable until the end: a collection
+   * meanwhile would only walk it (an allocation that fails still makes
+   * a full one first) */
+  if (lua_gc(L, LUA_GCISRUNNING)) {
+    lua_gc(L, LUA_GCSTOP);
+    d->box->gc_stopped = 1;
+  }
   lua_newtable(L), d->anchors = 6;
   lua_newtable(L), d->counts = 7;
   lua_newtable(L), d->docs = 8;

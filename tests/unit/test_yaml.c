@@ -102,6 +102,28 @@ static void test_anchors_and_merge(void)
       "err(function() yaml.decode('a: *nope') end, \"unknown anchor 'nope'\")");
 }
 
+/* A collection's table is made at its end with room for its values
+ * (host/yaml.c, yframe), or at once past PENDING values or at a merge
+ * key: order, repeated keys and merges come out as they went in. */
+static void test_tables_made_at_the_end(void)
+{
+  LUA("local t = {'l:'}\n"
+      "for i = 1, 5000 do t[#t + 1] = '  - ' .. i end\n"
+      "t[#t + 1] = 'm:'\n"
+      "for i = 1, 3000 do t[#t + 1] = '  k' .. i .. ': ' .. i end\n"
+      "local d = yaml.decode(table.concat(t, '\\n'))\n"
+      "assert(#d.l == 5000 and yaml.isarray(d.l))\n"
+      "for i = 1, 5000 do assert(d.l[i] == i) end\n"
+      "for i = 1, 3000 do assert(d.m['k' .. i] == i) end\n"
+      "d = yaml.decode('a: 1\\nb: 2\\na: 3\\n')\n"
+      "assert(d.a == 3 and d.b == 2)\n"
+      "d = yaml.decode('b: &b {x: 1, w: 2}\\nm: {x: 0, <<: *b, w: 9, z: 3}\\n')\n"
+      "assert(d.m.x == 1 and d.m.w == 9 and d.m.z == 3 and d.m['<<'] == nil)\n"
+      "d = yaml.decode('- []\\n- {}\\n- [[], [1, [2, {a: [3]}]]]\\n')\n"
+      "assert(eq(d, yaml.decode('[[], {}, [[], [1, [2, {a: [3]}]]]]')))\n"
+      "assert(yaml.isarray(d[1]) and not yaml.isarray(d[2]))");
+}
+
 static void test_sequences_and_documents(void)
 {
   LUA("local d = yaml.decode('a: []\\nb: {}\\nc: [1, [], {}]\\n')\n"
@@ -316,6 +338,7 @@ int main(void)
   RUN(test_tags_and_blocks);
   RUN(test_keys_become_strings);
   RUN(test_anchors_and_merge);
+  RUN(test_tables_made_at_the_end);
   RUN(test_sequences_and_documents);
   RUN(test_encode_quoting);
   RUN(test_encode_multiline_and_numbers);
