@@ -67,13 +67,7 @@ end
 function H.config_write(run, path, content, opts)
   local root, dir, rel = split_path(run, path, 1, "write")
   checktype(content, "string", 2, "write")
-  opts = checkopts(opts, { mode = true, nodes = true }, 3, "write")
-  if opts.mode ~= nil and (type(opts.mode) ~= "string"
-     or not opts.mode:match("^0?[0-7][0-7][0-7]$")) then
-    argerr(3, "write", "mode must be an octal string like \"0644\"")
-  end
-  need_write(run, root, rel, "config.write")
-  refuse_args_write(run, root, rel, "config.write", opts.nodes, 3)
+  opts = files.write_opts(run, root, rel, opts, "write", "0644")
   change_file(run, root, dir, rel, content, opts.mode, "config.write")
 end
 

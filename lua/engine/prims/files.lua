@@ -105,6 +105,21 @@ local function refuse_args_write(run, root, rel, fname, where, n)
     .. "the upgrade on every node", fname, rel, #others + 1), 0)
 end
 
+--- The options of config.write and config.install ({mode=, nodes=},
+--- argument 3 of fname), checked, and the change of root:rel allowed
+--- (need_write, refuse_args_write); example: a mode for the message.
+local function write_opts(run, root, rel, opts, fname, example)
+  opts = args.checkopts(opts, { mode = true, nodes = true }, 3, fname)
+  if opts.mode ~= nil and (type(opts.mode) ~= "string"
+     or not opts.mode:match("^0?[0-7][0-7][0-7]$")) then
+    argerr(3, fname, "mode must be an octal string like \"" .. example
+      .. "\"")
+  end
+  need_write(run, root, rel, "config." .. fname)
+  refuse_args_write(run, root, rel, "config." .. fname, opts.nodes, 3)
+  return opts
+end
+
 --- This node's name when the cluster has other nodes: the plan says
 --- that an args:, bin: or plugins: change is made on this node (a bin: or
 --- plugins: change only ever is).
@@ -195,8 +210,9 @@ end
 
 -- what the other files of lua/engine/prims (and batch.lua) use
 M.file_mode, M.split_path, M.fs_ok, M.net_ok, M.need_write,
-M.refuse_args_write, M.node_label, M.charge_state, M.change_file =
+M.refuse_args_write, M.node_label, M.charge_state, M.change_file,
+M.write_opts =
   file_mode, split_path, fs_ok, net_ok, need_write, refuse_args_write,
-  node_label, charge_state, change_file
+  node_label, charge_state, change_file, write_opts
 
 return M

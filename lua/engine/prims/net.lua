@@ -9,11 +9,9 @@ local files = require "uphook.engine.prims.files"
 local argerr, checktype, checkopts =
   args.argerr, args.checktype, args.checkopts
 local need = permissions.need
-local split_path, fs_ok, net_ok, need_write, refuse_args_write, node_label,
-  file_mode, charge_state =
-  files.split_path, files.fs_ok, files.net_ok, files.need_write,
-  files.refuse_args_write, files.node_label, files.file_mode,
-  files.charge_state
+local split_path, fs_ok, net_ok, node_label, file_mode, charge_state =
+  files.split_path, files.fs_ok, files.net_ok, files.node_label,
+  files.file_mode, files.charge_state
 
 local M = {}
 local H = {}   -- handlers by primitive name (prims.lua dispatches)
@@ -186,13 +184,7 @@ function H.config_install(run, downloaded, path, opts)
     argerr(1, "install", "a path returned by net.download expected")
   end
   local root, dir, rel = split_path(run, path, 2, "install")
-  opts = checkopts(opts, { mode = true, nodes = true }, 3, "install")
-  if opts.mode ~= nil and (type(opts.mode) ~= "string"
-     or not opts.mode:match("^0?[0-7][0-7][0-7]$")) then
-    argerr(3, "install", "mode must be an octal string like \"0755\"")
-  end
-  need_write(run, root, rel, "config.install")
-  refuse_args_write(run, root, rel, "config.install", opts.nodes, 3)
+  opts = files.write_opts(run, root, rel, opts, "install", "0755")
   local where = root .. ":" .. rel
   local st = run.c.fs.stat(dir, rel)
   local mode = file_mode(where, st, opts.mode, "config.install")
