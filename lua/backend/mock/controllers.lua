@@ -420,18 +420,20 @@ end
 ---@param stalled boolean|"fail"|nil
 ---@return table status
 function M.Job(obj, ts, stalled, _)
+  -- the two True conditions a finished Job has, with one reason
+  local function finished(interim, final, reason, message)
+    local out = {}
+    for i, kind in ipairs { interim, final } do
+      out[i] = { type = kind, status = "True", reason = reason,
+        message = message, lastProbeTime = ts, lastTransitionTime = ts }
+    end
+    return out
+  end
   if stalled == "fail" then
     return { failed = 1, startTime = ts, ready = 0, terminating = 0,
       uncountedTerminatedPods = {},
-      conditions = {
-        { type = "FailureTarget", status = "True",
-          reason = "BackoffLimitExceeded",
-          message = "Job has reached the specified backoff limit",
-          lastProbeTime = ts, lastTransitionTime = ts },
-        { type = "Failed", status = "True", reason = "BackoffLimitExceeded",
-          message = "Job has reached the specified backoff limit",
-          lastProbeTime = ts, lastTransitionTime = ts },
-      } }
+      conditions = finished("FailureTarget", "Failed", "BackoffLimitExceeded",
+        "Job has reached the specified backoff limit") }
   elseif stalled then
     return { active = 1, startTime = ts, ready = 0 }
   end
@@ -439,15 +441,8 @@ function M.Job(obj, ts, stalled, _)
   n = type(n) == "number" and n or 1
   return { succeeded = n, startTime = ts, completionTime = ts, ready = 0,
     terminating = 0, uncountedTerminatedPods = {},
-    conditions = {
-      { type = "SuccessCriteriaMet", status = "True",
-        reason = "CompletionsReached",
-        message = "Reached expected number of succeeded pods",
-        lastProbeTime = ts, lastTransitionTime = ts },
-      { type = "Complete", status = "True", reason = "CompletionsReached",
-        message = "Reached expected number of succeeded pods",
-        lastProbeTime = ts, lastTransitionTime = ts },
-    } }
+    conditions = finished("SuccessCriteriaMet", "Complete",
+      "CompletionsReached", "Reached expected number of succeeded pods") }
 end
 
 ---Kinds whose status a rollout controller drives: the workloads and Job.
