@@ -11,14 +11,7 @@ UPHOOK=${UPHOOK:-$ROOT/$BUILD/uphook}
 . tests/cli/fake_api.sh
 fake_tmp live_test
 
-pass=0
-fail=0
-OUT=$TMP/out
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-notok() {
-  fail=$((fail + 1)); echo "not ok - $1"
-  [ -f "$OUT" ] && cut -c1-200 "$OUT" | sed 's/^/#   /' | head -n 20
-}
+. tests/fakes/checks.sh      # ok, notok; OUT
 
 # ---------------------------------------------------------------- server
 if ! fake_start --token sekrit-token --basic alice:pw-secret --rollout-delay 0.2; then
