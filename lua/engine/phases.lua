@@ -403,7 +403,7 @@ local function undo_all(run, loud)
       run.c.sys.sleep(0.05)
     end
   end
-  local ok, problems, restored = rollback.undo(run, run.records)
+  local ok, problems, restored = rollback.undo(run, rollback.full_records(run))
   run.c.broker.rolling_back(false)
   run.rolling_back = false
   run.restored = restored

@@ -66,6 +66,17 @@ local function journal(run)
   return run.journal
 end
 
+-- Once on disk, an object's record (kube: its prior and what was
+-- applied; made: what the server stored) stays in memory as its op and
+-- ref alone: the journal holds the rest, and an undo within the run
+-- reads it back (M.full_records), as recover does. The priors of a large
+-- apply are most of its heap (docs/bench.md, "Peak RSS").
+local SLIM = { kube = true, made = true }
+local function keep(run, rec)
+  run.records[#run.records + 1] = SLIM[rec.op]
+    and { op = rec.op, ref = rec.ref, slim = true } or rec
+end
+
 ---Append a record durably, before the change it describes. The caller
 ---sets run.changed once the change itself succeeded: a change that
 ---failed leaves nothing to undo, so the exit code stays 4.
@@ -76,7 +87,7 @@ function M.record(run, rec)
   if not ok and err then
     error("journal: cannot record the change: " .. tostring(err), 0)
   end
-  run.records[#run.records + 1] = rec
+  keep(run, rec)
 end
 
 ---Append the records of changes that go out together (another node's
@@ -90,7 +101,34 @@ function M.record_all(run, recs)
   if not ok and err then
     error("journal: cannot record the change: " .. tostring(err), 0)
   end
-  for _, rec in ipairs(recs) do run.records[#run.records + 1] = rec end
+  for _, rec in ipairs(recs) do keep(run, rec) end
+end
+
+---The run's records whole, for its undo: the slim ones (keep) read back
+---from the journal, whose records after `begin` are run.records in order.
+---@param run uphook.Run
+---@return table[]
+function M.full_records(run)
+  local out, disk = {}, nil
+  for i, rec in ipairs(run.records) do
+    if rec.slim and not disk then
+      local torn
+      disk, torn = run.c.journal.replay(run.journal_path)
+      if not disk then
+        error("cannot read the journal back: " .. tostring(torn), 0)
+      end
+    end
+    local full = rec
+    if rec.slim then
+      full = disk[i + 1]
+      if type(full) ~= "table" or full.op ~= rec.op
+          or kinds.label(full.ref) ~= kinds.label(rec.ref) then
+        error("the journal does not hold the run's change " .. i, 0)
+      end
+    end
+    out[i] = full
+  end
+  return out
 end
 
 ---Mark that a journaled change happened (exit 1 from now on). The
