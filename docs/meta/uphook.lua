@@ -407,7 +407,14 @@ function helm.render(spec) end
 ---and the APIs its CRDs and APIServices add, with the CRDs of the
 ---chart's `crds/` folder. Values are given explicitly: nothing
 ---is reused (see the standard library's `values`). A release left
----pending by an earlier Helm run is superseded. Everything is journaled:
+---pending by an earlier Helm run is superseded. The release is read from
+---a metadata-only list of its Secrets (their labels say each revision
+---and its status) and the one record it needs, read whole once per run
+---(`helm.release` in `detect` and `upgrade` and `helm.upgrade` share it
+---while its resourceVersion holds); the previous revision is superseded
+---under the resourceVersion it was read at, so a change another client
+---made since fails the upgrade instead of being overwritten (that Secret
+---is left as it is, exit 6). Everything is journaled:
 ---a failure rolls every change back and no new revision remains. Under
 ---plan: the chart from and to, the changed value keys, each object's
 ---diff, the prunes and the hooks; the release table it would write.

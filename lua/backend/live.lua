@@ -121,8 +121,8 @@ end
 
 -- A request whose answer must be one of the `want` statuses: the
 -- decoded body, or nil for a status in `absent` (404 usually).
-function Live:_json(method, path, body, ctype, want, absent)
-  local st, text = self:_call(method, path, body, ctype)
+function Live:_json(method, path, body, ctype, want, absent, accept)
+  local st, text = self:_call(method, path, body, ctype, accept)
   if absent and st == absent then return nil, st end
   if not want[st] then raise(self:_status_error(st, text, method, path)) end
   return self:_decode(text, method, path), st
@@ -300,12 +300,22 @@ end
 
 M.MAX_PAGES = 10000   -- pages of one chunked LIST
 
+-- A metadata-only LIST (client-go's metadata client, k8s.io/client-go
+-- metadata/metadata.go; kube-rs kube-core request.rs): the server answers
+-- a PartialObjectMetadataList; one that does not serve it answers the
+-- whole list (the second media type).
+M.METADATA_LIST = "application/json;as=PartialObjectMetadataList;"
+  .. "g=meta.k8s.io;v=v1,application/json"
+
 ---List objects of a kind (all namespaces unless opts.namespace). With
 ---opts.limit, the server sends them in pages of at most that many (a
 ---LIST's `limit` and `continue`, as kubectl's chunking), so that one
 ---answer and its decoding stay small; the result is every object still.
+---With opts.metadata, each item is only {apiVersion, kind, metadata} (what
+---the server sends of it: a PartialObjectMetadata, or the whole object
+---from a server that does not serve those).
 ---@param kind string
----@param opts table|nil {namespace=, labels=, limit=}
+---@param opts table|nil {namespace=, labels=, limit=, metadata=}
 ---@return table[]
 function Live:list(kind, opts)
   local info = self:_resolve(kind)
@@ -319,10 +329,11 @@ function Live:list(kind, opts)
   if opts.limit then
     path, sep = path .. sep .. "limit=" .. math.tointeger(opts.limit), "&"
   end
+  local accept = opts.metadata and M.METADATA_LIST or nil
   local items, token, pages = nil, nil, 0
   repeat
     local l = self:_json("GET", token and (path .. sep .. "continue="
-      .. esc(token)) or path, nil, nil, OK)
+      .. esc(token)) or path, nil, nil, OK, nil, accept)
     local page = type(l.items) == "table" and l.items
       or self.json.array({})
     if items == nil then items = page
@@ -335,7 +346,13 @@ function Live:list(kind, opts)
         self.client:server(), path))
     end
   until not token
-  for _, o in ipairs(items) do fill(o, info) end
+  for i, o in ipairs(items) do
+    if opts.metadata and type(o) == "table" then
+      items[i] = { apiVersion = info.apiVersion, kind = info.kind,
+        metadata = o.metadata }
+    end
+    fill(items[i], info)
+  end
   return items
 end
 

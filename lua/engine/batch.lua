@@ -77,18 +77,27 @@ local function group_of(gvk, ns)
 end
 
 ---A reader of the priors of one call's objects. `namespace`: the call's
----namespace option (for counting objects that name none).
+---namespace option (for counting objects that name none). `known`:
+---objects the caller has just read whole (helm.upgrade's release
+---Secrets, lua/engine/helm/record.lua), each the prior of its first
+---apply instead of a GET; the write that follows must carry their
+---resourceVersion, so that a change made since fails it (409 Conflict).
 ---@param backend table
 ---@param list table[]
 ---@param namespace string|nil
-function M.reader(backend, list, namespace)
-  local counts = {}
+---@param known? table[]
+function M.reader(backend, list, namespace, known)
+  local counts, byname = {}, {}
   for _, obj in ipairs(list) do
     local g = group_of(kinds.gvk(obj), obj.metadata.namespace or namespace)
     counts[g] = (counts[g] or 0) + 1
   end
+  for _, obj in ipairs(known or {}) do
+    byname[group_of(kinds.gvk(obj), obj.metadata.namespace) .. "\0"
+      .. obj.metadata.name] = obj
+  end
   return setmetatable({ backend = backend, counts = counts, groups = {},
-    lists = 0, gets = 0 }, Reader)
+    known = byname, lists = 0, gets = 0 }, Reader)
 end
 
 -- One LIST of the group: name -> object, or false when it cannot be
@@ -113,6 +122,11 @@ end
 function Reader:get(obj)
   local gvk, md = kinds.gvk(obj), obj.metadata
   local g = group_of(gvk, md.namespace)
+  local k = self.known[g .. "\0" .. md.name]
+  if k then
+    self.known[g .. "\0" .. md.name] = nil
+    return k
+  end
   local grp = self.groups[g]
   if grp == nil then
     local n = self.counts[g] or self.counts[group_of(gvk, nil)] or 0
@@ -315,6 +329,15 @@ local function apply_requests(run, items, manager)
     if not run.plan and it.upgraded then up[#up + 1] = it end
   end
   if #up > 0 then csa_upgrades(run, up) end
+  for _, it in ipairs(up) do
+    -- a write guarded by the prior's resourceVersion (M.reader's known)
+    -- follows its own client-side apply upgrade
+    local md = it.obj.metadata
+    if md.resourceVersion ~= nil and it.current and it.prior
+        and md.resourceVersion == it.prior.metadata.resourceVersion then
+      md.resourceVersion = it.current.metadata.resourceVersion
+    end
+  end
   for _, it in ipairs(items) do
     if run.plan and not it.planned then
       it.opts = { dry_run = true, prior = it.prior or false,

@@ -11,15 +11,16 @@ from apiserver_types import ApiError, bad_request
 ACTIONS = ("status", "drop", "delay", "slow-watch", "cut-watch")
 
 
-def note_request(state, method, path, query, status, fault, agent, received):
+def note_request(state, method, path, query, status, fault, agent, received, accept=""):
     """Logs an answered request: `received` when it came in, `time` after
-    its answer was sent (a client may act on the answer in between)."""
+    its answer was sent (a client may act on the answer in between);
+    `accept` its Accept header."""
     with state.lock:
         state.counts["%s %s" % (method, path)] += 1
         state.requests.append({"n": sum(state.counts.values()), "received": round(received, 6),
                                "time": round(time.time(), 3), "method": method, "path": path,
                                "query": query, "status": status, "fault": fault,
-                               "userAgent": agent})
+                               "userAgent": agent, "accept": accept})
 
 
 def match_fault(state, method, path, query):

@@ -250,7 +250,8 @@ class Handler(BaseHTTPRequestHandler):
             if path != "/_fake" and not path.startswith("/_fake/"):
                 note_request(state, self.command, path, u.query, self.status_sent,
                                    fault["action"] if fault else None,
-                                   self.headers.get("User-Agent", ""), received)
+                                   self.headers.get("User-Agent", ""), received,
+                                   self.headers.get("Accept", ""))
 
     def apply_fault(self, fault, path):
         """True when the fault answered (or dropped) the request."""
@@ -330,6 +331,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_body(200, table(items, rv, q, rt.kind), "application/json")
             md = {"resourceVersion": rv}
             items = page(items, md, q)
+            if "as=PartialObjectMetadataList" in accept:
+                return self.send_body(200, partial_list(items, md))
             return self.send_body(200, {"kind": rt.kind + "List", "apiVersion": rt.gv,
                                         "metadata": md, "items": items})
         if m == "GET":
@@ -425,6 +428,16 @@ def table(items, rv, q, kind=None):
                  "description": "CreationTimestamp is a timestamp representing the server time "
                                 "when this object was created."}],
             "rows": rows}
+
+
+def partial_list(items, md):
+    """A metadata-only list (one page of it), as the real server answers
+    `Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`
+    (k8s.io/client-go metadata/metadata.go)."""
+    return {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+            "metadata": md,
+            "items": [{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                       "metadata": o["metadata"]} for o in items]}
 
 
 def ssl_errors():

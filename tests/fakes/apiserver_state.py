@@ -439,6 +439,11 @@ class State:
                     raise not_found(rt, name)
                 entry = self._mf_entry(rt, manager, "Apply", paths)
                 return self.create(rt, ns, cfg, dry, managed=[entry])
+            # a resourceVersion in the patch is a precondition, for an
+            # apply as for any patch (kubernetes/kubernetes#63104)
+            want = (cfg.get("metadata") or {}).get("resourceVersion")
+            if want and want != old["metadata"]["resourceVersion"]:
+                raise conflict(rt, name)
             mf = copy.deepcopy(old["metadata"].get("managedFields") or [])
             mine = [e for e in mf if e.get("manager") == manager and e.get("operation") == "Apply"
                     and e.get("subresource", "") == (sub or "")]

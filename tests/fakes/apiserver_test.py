@@ -160,6 +160,22 @@ def run(k):
               'Operation cannot be fulfilled on deployments.apps "web": the object has been '
               'modified'), body)
 
+    # a metadata-only LIST, as client-go's metadata client asks it
+    meta = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+    code, body, _ = k.req("GET", D_PATH, accept=meta)
+    items = body.get("items", [])
+    check("PartialObjectMetadataList: metadata only", code == 200 and
+          body.get("kind") == "PartialObjectMetadataList" and
+          body.get("apiVersion") == "meta.k8s.io/v1" and len(items) == 1 and
+          items[0]["kind"] == "PartialObjectMetadata" and
+          set(items[0]) == {"kind", "apiVersion", "metadata"} and
+          items[0]["metadata"]["resourceVersion"] == dep["metadata"]["resourceVersion"], body)
+
+    # a server-side apply carrying a stale resourceVersion: 409 Conflict
+    code, body, _ = k.apply(D_PATH + "/web", stale)
+    check("apply stale resourceVersion: 409 Conflict", code == 409 and
+          body["reason"] == "Conflict", body)
+
     # SSA removes fields this manager stopped applying, keeps keyed list items merged
     two = json.loads(json.dumps(DEPLOY))
     two["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "A", "value": "9"}]

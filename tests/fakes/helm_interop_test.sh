@@ -118,8 +118,20 @@ one_helm() {
     "chart web-0.1.0 -> web-0.2.0, revision 1 -> 2" cat "$TMP/plan"
   check "the plan shows the values only after the user's yes" \
     "values: shown after your yes" cat "$TMP/plan"
+  curl -sS -X DELETE "$CTL/requests" >/dev/null
   check "uphook upgrades v$v's release (revision 2)" "web revision 2 deployed" \
     uphook upgrade --yes web
+  # detect, upgrade and helm.upgrade each list the release metadata-only;
+  # the record is read whole once and superseded without a second read
+  check "uphook read revision 1's Secret once, listed the release metadata-only" \
+    "^1 GET, 3 LIST, 3 metadata-only$" \
+    sh -c "curl -sS '$CTL/requests' | python3 -c \"import json, sys
+log = json.load(sys.stdin)['log']
+sec = '/api/v1/namespaces/apps/secrets'
+gets = [r for r in log if r['method'] == 'GET' and r['path'] == sec + '/sh.helm.release.v1.web.v1']
+lists = [r for r in log if r['method'] == 'GET' and r['path'] == sec and 'owner%3Dhelm' in r['query']]
+meta = [r for r in lists if 'as=PartialObjectMetadataList' in r['accept']]
+print('%d GET, %d LIST, %d metadata-only' % (len(gets), len(lists), len(meta)))\""
   check "the objects are 0.2.0's, the user's value kept" "^hi in 0.2.0 True$" web
   check "revision 2's Secret says deployed" "^helm.sh/release.v1 deployed 2$" release 2
   check "revision 1's Secret says superseded" "^helm.sh/release.v1 superseded 1$" release 1

@@ -138,6 +138,39 @@ case("a failure after the apply rolls back: no new revision remains", function()
   t.eq(rec_of(e, 1).info.status, "deployed")
 end)
 
+case("the superseded record is written under the resourceVersion it was "
+    .. "read at: a change made since fails the upgrade, left as it is",
+    function()
+  local e = env()
+  install1(e)
+  local name = record.secret_name("demo", 1)
+  local b, touched = e.backend, false
+  -- another writer changes revision 1 between helm.upgrade's read and its
+  -- commit (the record is not read again before it is superseded)
+  b.apply = function(self, obj, opts)
+    if obj.kind == "Secret" and obj.metadata.name == name and not touched
+        and not (opts and opts.dry_run) then
+      touched = true
+      e:patch("Secret", name, "apps", { metadata = { labels = {
+        touched = "yes" } } })
+    end
+    return getmetatable(self).__index.apply(self, obj, opts)
+  end
+  local r = e:upgrade {}
+  b.apply = nil
+  t.ok(touched, "the supersede was attempted")
+  -- the run stops and rolls back the rest; the Secret another wrote is
+  -- left alone for the user to look at (exit 6, docs/state.md)
+  t.eq(r.code, 6, r.error)
+  t.match(r.error or "", "has been modified")
+  t.eq(rec_of(e, 2), nil, "no new revision")
+  local rec1, s1 = rec_of(e, 1)
+  t.eq(rec1.info.status, "deployed", "revision 1 is not overwritten")
+  t.eq(s1.metadata.labels.touched, "yes", "the other writer's change stays")
+  t.ok(e:get("ConfigMap", "demo-old", "apps"), "the rest is rolled back: "
+    .. "the pruned ConfigMap is back")
+end)
+
 case("helm.render lists the objects and changes nothing", function()
   local e = env()
   local r = e:upgrade { "--case", "render" }

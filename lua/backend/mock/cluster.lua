@@ -476,9 +476,11 @@ local function labels_match(obj, want)
   return true
 end
 
----List objects of a kind, sorted by namespace then name.
+---List objects of a kind, sorted by namespace then name; with
+---opts.metadata each item is {apiVersion, kind, metadata} only (the
+---API server's PartialObjectMetadataList, lua/backend/live.lua).
 ---@param kind string
----@param opts? {namespace?: string, labels?: table<string, string>}
+---@param opts? {namespace?: string, labels?: table<string, string>, metadata?: boolean}
 ---@return table[]
 function Cluster:list(kind, opts)
   local info = self:_resolve(kind)
@@ -495,7 +497,11 @@ function Cluster:list(kind, opts)
   end
   table.sort(keys)
   local out = {}
-  for i, k in ipairs(keys) do out[i] = self:_copy(b[k]) end
+  for i, k in ipairs(keys) do
+    local o = b[k]
+    out[i] = opts and opts.metadata and { apiVersion = o.apiVersion,
+      kind = o.kind, metadata = self:_copy(o.metadata) } or self:_copy(o)
+  end
   if self.array_mt then setmetatable(out, self.array_mt) end
   return out
 end

@@ -106,8 +106,10 @@ local function revision_of(s)
   return v
 end
 
----Every revision of a release: {revision=, status=, secret=} sorted by
----revision, read by the labels Helm queries (owner=helm, name=<name>).
+---Every revision of a release: {revision=, status=, meta=} sorted by
+---revision, from one metadata-only LIST of the labels Helm queries
+---(owner=helm, name=<name>): name, labels and resourceVersion say the
+---revision and its status; a record is read only where needed (M.load).
 ---@param backend table
 ---@param name string
 ---@param namespace string
@@ -115,10 +117,10 @@ end
 function M.revisions(backend, name, namespace)
   local out = {}
   for _, s in ipairs(backend:list("v1/Secret", { namespace = namespace,
-      labels = { owner = "helm", name = name } })) do
+      labels = { owner = "helm", name = name }, metadata = true })) do
     local v = revision_of(s)
-    if v and s.type == M.TYPE then
-      out[#out + 1] = { revision = v, secret = s,
+    if v and (s.type == nil or s.type == M.TYPE) then
+      out[#out + 1] = { revision = v, meta = s,
         status = s.metadata.labels.status }
     end
   end
@@ -137,22 +139,56 @@ function M.in_configmaps(backend, name, namespace)
   return ok and #l > 0
 end
 
----The record in a revision's Secret, decoded once per run: `cache` (the
----run's) keeps it by the Secret's uid and resourceVersion, so a hook's
----helm.release in detect and upgrade and the helm.upgrade after them
----decode it once. Callers must not change what it returns (copy first).
+---The record of one revision (of M.revisions) and its whole Secret,
+---read once per run: `cache` (the run's) keeps both by the Secret's uid
+---and resourceVersion, so a later read whose metadata LIST shows the
+---same resourceVersion costs no GET (a hook's helm.release in detect and
+---upgrade and the helm.upgrade after them read the record once, and
+---helm.upgrade supersedes it without reading it again). Callers must not
+---change what it returns (copy first).
 ---@param c table
----@param s table the Secret
+---@param backend table
+---@param r table a revision of M.revisions
 ---@param cache? table
----@return table|nil rec, string|nil err
-function M.decode_secret(c, s, cache)
-  local md = type(s.metadata) == "table" and s.metadata or {}
-  local key = cache and md.uid and md.resourceVersion
+---@return table|nil rec, table|nil secret, string|nil err
+function M.load(c, backend, r, cache)
+  local md = r.meta.metadata
+  local key = md.uid and md.resourceVersion
     and (md.uid .. "@" .. md.resourceVersion)
-  if key and cache[key] then return cache[key] end
+  local hit = key and cache and cache[key]
+  if hit then return hit.rec, hit.secret end
+  -- a server that does not serve metadata-only lists sent it whole
+  local s = r.meta.data ~= nil and r.meta
+    or backend:get("v1/Secret", md.name, md.namespace)
+  if not s then return nil, nil, "deleted since it was listed" end
+  if s.type ~= M.TYPE then
+    return nil, nil, "its Secret is of type " .. tostring(s.type)
+      .. ", not " .. M.TYPE
+  end
   local rec, err = M.decode(c, type(s.data) == "table" and s.data.release)
-  if rec and key then cache[key] = rec end
-  return rec, err
+  if not rec then return nil, nil, err end
+  local smd = s.metadata
+  if cache and smd.uid and smd.resourceVersion then
+    cache[smd.uid .. "@" .. smd.resourceVersion] = { rec = rec, secret = s }
+  end
+  return rec, s
+end
+
+---The record of one revision (M.load), or an error naming the release
+---and the revision.
+---@param c table
+---@param backend table
+---@param r table
+---@param name string
+---@param cache? table
+---@return table rec, table secret
+function M.must_load(c, backend, r, name, cache)
+  local rec, s, err = M.load(c, backend, r, cache)
+  if not rec then
+    error(string.format("helm release %s: revision %d cannot be read: %s",
+      name, r.revision, err), 0)
+  end
+  return rec, s
 end
 
 ---The release as a hook sees it: the highest deployed revision, and the
@@ -160,11 +196,12 @@ end
 ---`current`: the decoded record of that revision; `pending_rec` its
 ---pending one's.
 ---@param c table the C families
+---@param backend table
 ---@param revs table[] M.revisions'
 ---@param name string
----@param cache? table decoded records (M.decode_secret)
+---@param cache? table records read this run (M.load)
 ---@return table|nil release, table|nil current, table|nil pending
-function M.find(c, revs, name, cache)
+function M.find(c, backend, revs, name, cache)
   local deployed, pending
   for _, r in ipairs(revs) do
     if r.status == "deployed" then deployed = r end
@@ -177,11 +214,7 @@ function M.find(c, revs, name, cache)
   end
   local base = deployed or pending
   if not base then return nil end
-  local rec, err = M.decode_secret(c, base.secret, cache)
-  if not rec then
-    error(string.format("helm release %s: revision %d cannot be read: %s",
-      name, base.revision, err), 0)
-  end
+  local rec = M.must_load(c, backend, base, name, cache)
   local md = (rec.chart or {}).metadata or {}
   local out = { name = rec.name or name, namespace = rec.namespace,
     revision = base.revision, status = base.status,

@@ -48,7 +48,8 @@ local MANAGED_BY, REL_NAME, REL_NS = "app.kubernetes.io/managed-by",
 function M.current(run, name, ns)
   local revs = record.revisions(run.backend, name, ns)
   run.helm_records = run.helm_records or {}
-  local rel, rec, pending = record.find(run.c, revs, name, run.helm_records)
+  local rel, rec, pending = record.find(run.c, run.backend, revs, name,
+    run.helm_records)
   if not rel and record.in_configmaps(run.backend, name, ns) then
     error(string.format("helm release %s in %s is %s", name, ns,
       M.CONFIGMAP), 0)
@@ -158,13 +159,14 @@ local function apply_one_batch(run, b, opts, reader, stored)
 end
 
 --- Apply items (lists of {obj=}) through kube.apply's policy, in batches;
---- what the server stored of each (none under plan).
-local function apply(run, items, ns)
+--- what the server stored of each (none under plan). `known`: priors
+--- just read (batch.reader's).
+local function apply(run, items, ns, known)
   local list, stored = {}, {}
   for i, it in ipairs(items) do list[i] = it.obj end
   if #list == 0 then return stored end
   local opts = { namespace = ns, manager = M.MANAGER }
-  local reader = batch.reader(run.backend, list, ns)
+  local reader = batch.reader(run.backend, list, ns, known)
   for _, b in ipairs(batch.split(list)) do
     apply_one_batch(run, b, opts, reader, stored)
   end
@@ -408,29 +410,39 @@ end
 -- Commit: earlier revisions superseded, the oldest past Helm's history
 -- of 10 deleted, then the new revision's Secret, written last (`secret`,
 -- encoded before any change, again only when chart hooks ran: their
--- last_run changed).
+-- last_run changed). A superseded record is the one read this run
+-- (record.load, no second GET), written under its Secret's
+-- resourceVersion: a change made since fails the write, and the run
+-- rolls back.
 local function commit(run, st, rec, r, now, secret)
-  local secrets = {}
+  local secrets, priors = {}, {}
   for _, prev in ipairs(st.revs) do
     if prev.status == "deployed" or (record.PENDING[prev.status]
         and prev.status ~= "failed") then
-      local old = record.decode_secret(run.c, prev.secret, run.helm_records)
+      local old, live = record.load(run.c, run.backend, prev,
+        run.helm_records)
       old = old and tables.copy(old)   -- the cache's is shared
       if old and old.info then
         old.info.status = "superseded"
         local s = record.secret(run.c, old, now)
-        s.metadata.labels.createdAt = prev.secret.metadata.labels.createdAt
+        s.metadata.labels.createdAt = prev.meta.metadata.labels.createdAt
         s.metadata.labels.modifiedAt = tostring(math.floor(now))
+        s.metadata.resourceVersion = live.metadata.resourceVersion
         secrets[#secrets + 1] = { obj = s }
+        priors[#priors + 1] = live
       end
     end
   end
-  apply(run, secrets, rec.namespace)
+  apply(run, secrets, rec.namespace, priors)
   local extra = #st.revs + 1 - record.MAX_REVISIONS
   for i = 1, extra do
-    local s = st.revs[i].secret
-    kube.delete_object(run, s, false, "helm.upgrade", string.format(
-      "Helm keeps %d revisions", record.MAX_REVISIONS))
+    -- read whole: the journal keeps what a rollback puts back
+    local md = st.revs[i].meta.metadata
+    local s = run.backend:get("v1/Secret", md.name, md.namespace)
+    if s then
+      kube.delete_object(run, s, false, "helm.upgrade", string.format(
+        "Helm keeps %d revisions", record.MAX_REVISIONS))
+    end
   end
   if #r.hooks > 0 then
     rec.hooks = hooks_record(run, r)

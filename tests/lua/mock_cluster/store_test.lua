@@ -95,6 +95,25 @@ t.case("list: namespace, equality label selectors, sorted", function()
   t.eq(b:list("ConfigMap", { namespace = "default" })[1].kind, "ConfigMap")
 end)
 
+t.case("list{metadata = true}: apiVersion, kind and metadata only, as the "
+    .. "API server's PartialObjectMetadataList", function()
+  local b = new()
+  b:apply{ apiVersion = "v1", kind = "Secret", type = "Opaque",
+           metadata = { name = "s", namespace = "default",
+                        labels = { owner = "helm" } },
+           data = { k = "dg==" } }
+  local l = b:list("Secret", { namespace = "default",
+    labels = { owner = "helm" }, metadata = true })
+  t.eq(#l, 1)
+  local keys = {}
+  for k in pairs(l[1]) do keys[#keys + 1] = k end
+  table.sort(keys)
+  t.eq(keys, { "apiVersion", "kind", "metadata" })
+  t.eq({ l[1].apiVersion, l[1].kind }, { "v1", "Secret" })
+  t.eq(l[1].metadata.resourceVersion,
+       b:get("Secret", "s", "default").metadata.resourceVersion)
+end)
+
 t.case("deep copies: callers cannot reach stored objects", function()
   local objs = fixture()
   local b = cluster.new{ objects = objs }
