@@ -238,7 +238,7 @@ case("a release over 1 MiB is refused before any change", function()
   local e = env()
   install1(e)
   local before = e:snapshot()
-  local r = e:upgrade { "--big", "1200000" }
+  local r = e:upgrade { "--big", "1600000" }
   t.eq(r.code, 4, r.error)
   t.match(r.error, "helm release demo revision 2 would take %d+ bytes, "
     .. "more than the 1048576 a Secret holds: nothing was changed")

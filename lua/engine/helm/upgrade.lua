@@ -395,10 +395,10 @@ local function new_record(t, st, chart, manifest, rev, now)
 end
 
 -- The new revision in a Secret, refused before any change when the API
--- server would refuse it (1 MiB).
+-- server would refuse it (1 MiB of data, record.data_size).
 local function sized_secret(run, rec, now)
   local s = record.secret(run.c, rec, now)
-  local n = #s.data.release
+  local n = record.data_size(s.data.release)
   if n > record.MAX_SECRET then
     error(string.format("helm release %s revision %d would take %d bytes, "
       .. "more than the %d a Secret holds: nothing was changed", rec.name,
