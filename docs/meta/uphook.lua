@@ -404,8 +404,9 @@ function helm.render(spec) end
 ---again (never a data-loss kind: that is an error); an object another
 ---release owns is an error before any change. The templates see the
 ---cluster's `.Capabilities`: its Kubernetes version (the nodes' kubelet)
----and the APIs its CRDs and APIServices add, with the CRDs of the
----chart's `crds/` folder. Values are given explicitly: nothing
+---and the APIs it serves as discovery says them (those its CRDs and
+---APIServices add among them, as `helm upgrade` sees them), with the
+---CRDs of the chart's `crds/` folder. Values are given explicitly: nothing
 ---is reused (see the standard library's `values`). A release left
 ---pending by an earlier Helm run is superseded. The release is read from
 ---a metadata-only list of its Secrets (their labels say each revision

@@ -262,10 +262,14 @@ local function fill(obj, info)
 end
 
 -- Check a request body and resolve its kind (as the mock does).
+-- The kinds whose writes change what discovery serves.
+local SERVES = { CustomResourceDefinition = true, APIService = true }
+
 function Live:_body(obj, what)
   local info, md = kubeerror.check_body(obj, what, 3, function(arg)
     return self:_resolve(arg, 5)
   end)
+  if SERVES[info.kind] then self.served_changed = true end
   return info, md, norm_ns(info, md.namespace)
 end
 
@@ -354,6 +358,26 @@ function Live:list(kind, opts)
     fill(items[i], info)
   end
   return items
+end
+
+---What the server serves, as discovery says it (Helm's own
+---.Capabilities.APIVersions, helm/helm pkg/action GetVersionSet): each
+---"group/version" and "group/version/Kind" ("v1", "v1/Pod" for the core
+---group), sorted. Discovered again when a CRD or an APIService was
+---written since.
+---@return string[]
+function Live:api_versions()
+  if not self.kinds or self.served_changed then
+    self.served_changed = false
+    self:discover()
+  end
+  local set, out = {}, {}
+  for key, info in pairs(self.kinds.gvk) do
+    set[key], set[info.apiVersion] = true, true
+  end
+  for k in pairs(set) do out[#out + 1] = k end
+  table.sort(out)
+  return out
 end
 
 ---Is the kind namespaced? nil when the server does not serve it.
@@ -585,6 +609,7 @@ end
 ---@return boolean
 function Live:delete(kind, name, namespace)
   local info = self:_resolve(kind)
+  if SERVES[info.kind] then self.served_changed = true end
   assert(type(name) == "string", "delete: name must be a string")
   local r = self:_json("DELETE", path_of(info, norm_ns(info, namespace),
     name) .. "?propagationPolicy=Background", nil, nil, DELETED, 404)

@@ -37,8 +37,10 @@
 ---@field get fun(self: uphook.Backend, kind: string, name: string, namespace?: string): table|nil
 ---The objects of a kind, in a namespace (nil: every one), by labels;
 ---limit: the most objects one answer may carry (the live backend reads
----the rest page by page; the result is every object still).
----@field list fun(self: uphook.Backend, kind: string, opts?: {namespace?: string, labels?: table<string, string>, limit?: integer}): table[]
+---the rest page by page; the result is every object still); with
+---`metadata`, each only {apiVersion, kind, metadata} (the API server's
+---PartialObjectMetadataList).
+---@field list fun(self: uphook.Backend, kind: string, opts?: {namespace?: string, labels?: table<string, string>, limit?: integer, metadata?: boolean}): table[]
 ---POST: 409 AlreadyExists when it exists.
 ---@field create fun(self: uphook.Backend, obj: table): table
 ---PUT: metadata.resourceVersion, when set, is a precondition (409 Conflict).
@@ -58,6 +60,10 @@
 ---@field restart fun(self: uphook.Backend, service: string)
 ---Is the kind namespaced? nil for a kind the cluster does not serve.
 ---@field namespaced fun(self: uphook.Backend, apiVersion: string, kind: string): boolean|nil
+---What the cluster serves as discovery says it, sorted: each
+---"group/version" and "group/version/Kind" ("v1", "v1/Pod" for the core
+---group), as Helm's .Capabilities.APIVersions.
+---@field api_versions fun(self: uphook.Backend): string[]
 ---The other nodes (docs/microk8s.md): each request to its node's cluster
 ---agent at once; results[i] = {ok=true} or {ok=false, error={code=,
 ---reason=, message="node <n> (<address>): ...", node=, address=}}. An
@@ -78,7 +84,8 @@ local M = {}
 
 --- What every backend has, and what the engine uses only where it is.
 M.REQUIRED = { "apply", "set_managed_fields", "get", "list", "create",
-  "replace", "delete", "watch", "now", "sleep", "restart", "namespaced" }
+  "replace", "delete", "watch", "now", "sleep", "restart", "namespaced",
+  "api_versions" }
 M.NODES = { "agent_configure", "kubelet_config", "api_ready" }
 M.OPTIONAL = { "apply_many", "set_managed_fields_many", "set_deadline" }
 

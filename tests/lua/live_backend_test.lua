@@ -153,6 +153,13 @@ case("a CRD applied in the same run makes its kind usable", function()
         schema = { openAPIV3Schema = { type = "object",
           ["x-kubernetes-preserve-unknown-fields"] = true } } } } } }
   t.eq(B:namespaced("example.com/v1", "Widget"), nil)
+  local function serves(v)
+    for _, x in ipairs(B:api_versions()) do if x == v then return true end end
+    return false
+  end
+  t.ok(serves("v1/ConfigMap") and serves("apps/v1") and
+       serves("apps/v1/Deployment"), "discovery's versions and kinds")
+  t.ok(not serves("example.com/v1/Widget"))
   local before = B.discoveries
   B:apply(crd, {})
   local _, a = B:apply({ apiVersion = "example.com/v1", kind = "Widget",
@@ -162,6 +169,8 @@ case("a CRD applied in the same run makes its kind usable", function()
   t.ok(B.discoveries > before, "discovery ran again")
   t.eq(B:get("Widget", "w1", "default").spec.size, 3)
   t.eq(#B:list("example.com/v1/Widget"), 1)
+  t.ok(serves("example.com/v1") and serves("example.com/v1/Widget"),
+       "api_versions: discovered again after a CRD was written")
   B:delete("CustomResourceDefinition", "widgets.example.com")
 end)
 

@@ -506,6 +506,35 @@ function Cluster:list(kind, opts)
   return out
 end
 
+---What the cluster serves, as the live backend's discovery says it
+---(lua/backend/live.lua api_versions): each "group/version" and
+---"group/version/Kind" of the built-in kinds and of the CRDs' served
+---versions, and each APIService's "group/version", sorted.
+---@return string[]
+function Cluster:api_versions()
+  local set, out = {}, {}
+  local function add(info, version)
+    local av = kinds.api_version(info.group, version)
+    set[av], set[av .. "/" .. info.kind] = true, true
+  end
+  for _, info in pairs(kinds.builtin) do add(info, info.version) end
+  for _, info in pairs(self.custom) do
+    for v in pairs(info.versions or { [info.version] = true }) do
+      add(info, v)
+    end
+  end
+  for _, a in ipairs(self:list("apiregistration.k8s.io/v1/APIService")) do
+    local sp = type(a.spec) == "table" and a.spec or {}
+    if type(sp.group) == "string" and sp.group ~= ""
+        and type(sp.version) == "string" then
+      set[sp.group .. "/" .. sp.version] = true
+    end
+  end
+  for k in pairs(set) do out[#out + 1] = k end
+  table.sort(out)
+  return out
+end
+
 ---POST: create; 409 AlreadyExists when present.
 ---@param obj table
 ---@param opts? {manager?: string}

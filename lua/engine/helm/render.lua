@@ -100,27 +100,18 @@ end
 ---What the chart's templates see as `.Capabilities` (helm template's
 ---`--kube-version` and `--api-versions`, which Helm adds to its built-in
 ---API versions): the cluster's Kubernetes version (its nodes' kubelet,
----MicroK8s's one binary), and the APIs that CRDs and APIServices add, with
----the CRDs the chart itself brings in crds/ (a `helm install` installs
----those before it renders the templates).
+---MicroK8s's one binary), and what the server serves as discovery says
+---it (the versions its CRDs and APIServices add among them: Helm's own
+---set, helm/helm pkg/action GetVersionSet), with the CRDs the chart
+---itself brings in crds/ (a `helm install` installs those before it
+---renders the templates).
 ---@param run uphook.Run
 ---@param crds table[] CRD objects of the chart's crds/ folders
 ---@return string|nil kube_version, string[] api_versions
 function M.capabilities(run, crds)
   local set = {}
-  for _, crd in ipairs(list_or_empty(run,
-      "apiextensions.k8s.io/v1/CustomResourceDefinition")) do
-    add_crd(set, crd)
-  end
+  for _, v in ipairs(run.backend:api_versions()) do set[v] = true end
   for _, crd in ipairs(crds) do add_crd(set, crd) end
-  for _, a in ipairs(list_or_empty(run, "apiregistration.k8s.io/v1/APIService"))
-  do
-    local s = type(a.spec) == "table" and a.spec or {}
-    if type(s.group) == "string" and s.group ~= ""
-       and type(s.version) == "string" then
-      set[s.group .. "/" .. s.version] = true
-    end
-  end
   local apis = {}
   for k in pairs(set) do apis[#apis + 1] = k end
   table.sort(apis)

@@ -83,3 +83,23 @@ t.case("APIService becomes Available, Secret stringData folds", function()
   t.eq(s.data, { token = "aGVsbG8=" })
   t.eq(s.stringData, nil)
 end)
+
+t.case("api_versions: the built-in kinds, a CRD's served versions once it "
+    .. "exists, an APIService's group/version (as discovery says them)",
+    function()
+  local b = new()
+  local function serves(v)
+    for _, x in ipairs(b:api_versions()) do if x == v then return true end end
+    return false
+  end
+  t.ok(serves("v1") and serves("v1/ConfigMap") and serves("apps/v1")
+       and serves("apps/v1/Deployment"))
+  t.ok(not serves("metallb.io/v1beta1/IPAddressPool"))
+  b:apply(crd())
+  t.ok(serves("metallb.io/v1beta1") and serves("metallb.io/v1beta1/IPAddressPool"))
+  b:apply { apiVersion = "apiregistration.k8s.io/v1", kind = "APIService",
+    metadata = { name = "v1beta1.metrics.k8s.io" },
+    spec = { group = "metrics.k8s.io", version = "v1beta1",
+      groupPriorityMinimum = 100, versionPriority = 100 } }
+  t.ok(serves("metrics.k8s.io/v1beta1"))
+end)
