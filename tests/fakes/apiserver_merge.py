@@ -6,6 +6,20 @@ import json
 import apiserver_schema as schema
 from apiserver_types import ApiError, bad_request
 
+
+def jcopy(v):
+    """A deep copy of JSON data (dicts, lists, scalars), as copy.deepcopy
+    makes it but several times faster: the fake copies every object it
+    stores, serves and records (copy.deepcopy was 60% of its CPU in the
+    Helm benchmark, docs/bench.md). Anything else goes to copy.deepcopy."""
+    if isinstance(v, dict):
+        return {k: jcopy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [jcopy(x) for x in v]
+    if v is None or isinstance(v, (str, int, float)):
+        return v
+    return copy.deepcopy(v)
+
 # Without a type (merge and strategic merge patches): list field name -> key
 # fields of its items (lists not named here are atomic). Server-side apply
 # and managedFields go by the schema (apiserver_schema: the mock's data).
@@ -126,7 +140,7 @@ def merge(base, patch, keyed, field=None, typ=None):
                 elif kind != "set":
                     out[n] = merge(out[n], it, keyed, None, _item(typ))
             return [x for x in out if x is not None]
-    return copy.deepcopy(patch)
+    return jcopy(patch)
 
 
 # ---------------------------------------------------------------- JSON patch
@@ -152,7 +166,7 @@ def _walk(doc, parts):
 
 
 def json_patch(doc, ops):
-    doc = copy.deepcopy(doc)
+    doc = jcopy(doc)
     if not isinstance(ops, list):
         raise bad_request("json patch must be a list of operations")
     for op in ops:
@@ -165,7 +179,7 @@ def json_patch(doc, ops):
                 continue
             if kind in ("move", "copy"):
                 src = _ptr(op["from"])
-                val = copy.deepcopy(_walk(doc, src))
+                val = jcopy(_walk(doc, src))
                 if kind == "move":
                     parent = _walk(doc, src[:-1])
                     del parent[int(src[-1]) if isinstance(parent, list) else src[-1]]

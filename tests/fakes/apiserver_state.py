@@ -1,7 +1,6 @@
 """In-memory cluster state of the fake API server: objects, writes, watch
 history, the workload controller and the test controls."""
 import collections
-import copy
 import json
 import random
 import re
@@ -15,7 +14,7 @@ import apiserver_pods as pods
 import apiserver_schema as schema
 from apiserver_schema import type_of
 from apiserver_merge import (changed_paths, drop_empty_maps, drop_nulls, field_paths,
-                             fields_to_paths,
+                             fields_to_paths, jcopy,
                              get_path, json_patch, merge, path_str, paths_to_fields,
                              remove_path)
 from apiserver_types import (ApiError, RType, already_exists, bad_request, builtin_types,
@@ -232,7 +231,7 @@ class State:
 
     # ---- reads
     def present(self, rt, obj):
-        o = copy.deepcopy(obj)
+        o = jcopy(obj)
         o["apiVersion"], o["kind"] = rt.gv, rt.kind
         return o
 
@@ -291,7 +290,7 @@ class State:
     def create(self, rt, ns, body, dry=False, manager=None, keep_status=False, check_ns=True,
                managed=None):
         self._check_kind(rt, body)
-        obj = drop_nulls(copy.deepcopy(body))
+        obj = drop_nulls(jcopy(body))
         if not rt.crd:
             drop_empty_maps(obj, type_of(rt))            # omitempty
         with self.lock:
@@ -344,13 +343,13 @@ class State:
     def _event(self, typ, rt, ns, name, obj):
         if len(self.events) >= self.history_len:
             self.floor = self.events.popleft().rv
-        self.events.append(Event(self.rv, typ, rt.gr, ns, name, copy.deepcopy(obj)))
+        self.events.append(Event(self.rv, typ, rt.gr, ns, name, jcopy(obj)))
         self.cond.notify_all()
 
     def _merge_for_update(self, rt, old, new, sub):
         """What a write through the main resource or /status may change."""
         if sub == "status":
-            out = copy.deepcopy(old)
+            out = jcopy(old)
             if "status" in new:
                 out["status"] = new["status"]
             else:
@@ -359,7 +358,7 @@ class State:
         if rt.status:
             new = dict(new)
             if "status" in old:
-                new["status"] = copy.deepcopy(old["status"])
+                new["status"] = jcopy(old["status"])
             else:
                 new.pop("status", None)
         return new
@@ -367,7 +366,7 @@ class State:
     def update(self, rt, ns, name, body, dry=False, manager=None, sub=None, op="Update",
                managed=None, precondition=True):
         self._check_kind(rt, body)
-        new = drop_nulls(copy.deepcopy(body))
+        new = drop_nulls(jcopy(body))
         if not rt.crd:
             drop_empty_maps(new, type_of(rt))            # omitempty
         with self.lock:
@@ -429,7 +428,7 @@ class State:
             raise bad_request("Object 'Kind' is missing in '%s'" % json.dumps(body))
         self._check_kind(rt, body)
         with self.lock:
-            cfg = copy.deepcopy(body)
+            cfg = jcopy(body)
             ns, _ = self._key(rt, ns, cfg, url_name=name)
             old = self.objects[rt.gr].get((ns, name))
             typ = type_of(rt)
@@ -444,7 +443,7 @@ class State:
             want = (cfg.get("metadata") or {}).get("resourceVersion")
             if want and want != old["metadata"]["resourceVersion"]:
                 raise conflict(rt, name)
-            mf = copy.deepcopy(old["metadata"].get("managedFields") or [])
+            mf = jcopy(old["metadata"].get("managedFields") or [])
             mine = [e for e in mf if e.get("manager") == manager and e.get("operation") == "Apply"
                     and e.get("subresource", "") == (sub or "")]
             others = [e for e in mf if e not in mine]
@@ -531,7 +530,7 @@ class State:
         # managedFields the request sets are taken as given (client-go's
         # csaupgrade sends them as a JSON patch); else the stored ones
         given = (new.get("metadata") or {}).get("managedFields")
-        mf = copy.deepcopy(given or old["metadata"].get("managedFields") or [])
+        mf = jcopy(given or old["metadata"].get("managedFields") or [])
         if not changed and not removed:
             return mf
         out, mine = [], set()
@@ -566,7 +565,7 @@ class State:
         if old is None:                 # gone with its owner already
             return
         self.rv += 1
-        gone = copy.deepcopy(old)
+        gone = jcopy(old)
         gone["metadata"]["resourceVersion"] = str(self.rv)
         self._event("DELETED", rt, key[0], key[1], gone)
         if rt.kind == "Namespace":
@@ -671,7 +670,7 @@ class State:
                 continue
             want = self.workload_status(rt.kind, obj, False)
             if want is not None and counts(want) != counts(st):
-                new = copy.deepcopy(obj)
+                new = jcopy(obj)
                 new["status"] = want
                 self._commit(rt, ns, name, obj, new, False)
 
@@ -690,7 +689,7 @@ class State:
             st = self.workload_status(rt.kind, obj, stalled)
             if st is None or st == obj.get("status"):
                 return
-            new = copy.deepcopy(obj)
+            new = jcopy(obj)
             new["status"] = st
             self._commit(rt, ns, name, obj, new, False)
 
@@ -765,7 +764,7 @@ class State:
         controllers and kubelet make is theirs."""
         md = obj["metadata"]
         if md.get("managedFields"):
-            return copy.deepcopy(md["managedFields"])
+            return jcopy(md["managedFields"])
         who = SYSTEM_MADE.get(rt.kind) if not rt.crd else None
         if who is None:
             who = CLIENT_SIDE_APPLY
