@@ -11,8 +11,9 @@
 # same release. Prints the medians and the best of RUNS runs, their
 # ratio, and the render's share: two `helm template` runs of 41.3.0 at
 # once (what uphook renders, docs/guide.md "Helm addons") against
-# uphook's median.
-#   sh tests/bench/bench_helm.sh [build]     RUNS=5
+# uphook's median. With UPHOOK_BEFORE (an earlier build's uphook), that
+# build is timed in the same rounds, for a before/after row (docs/bench.md).
+#   sh tests/bench/bench_helm.sh [build]     RUNS=5 [UPHOOK_BEFORE=path]
 set -u
 ROOT=$(pwd)
 BUILD=${BUILD:-${1:-build}}
@@ -53,7 +54,7 @@ EOF
 
 uphook_cmd() {
   SNAP_DATA=$TMP/snap_data SNAP_COMMON=$TMP/snap_common HOME=$TMP/home \
-    "$UPHOOK" --kubeconfig "$KC" --addons "$ADDONS" --helm "$HELM" \
+    "${1:-$UPHOOK}" --kubeconfig "$KC" --addons "$ADDONS" --helm "$HELM" \
     --state-dir "$TMP/state" -q --yes upgrade traefik
 }
 # the world before each run: a fresh server, the release at 39.0.8
@@ -66,9 +67,16 @@ reset_state() {
 now() { date +%s.%N; }
 median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-: >"$TMP/uh.times"; : >"$TMP/helm.times"; : >"$TMP/tpl.times"
+: >"$TMP/uh.times"; : >"$TMP/helm.times"; : >"$TMP/tpl.times"; : >"$TMP/before.times"
 r=0
 while [ $r -lt "$RUNS" ]; do
+  if [ -n "${UPHOOK_BEFORE:-}" ]; then
+    reset_state
+    t0=$(now)
+    uphook_cmd "$UPHOOK_BEFORE" >"$TMP/uh.out" 2>&1 || { cat "$TMP/uh.out"; exit 1; }
+    t1=$(now)
+    echo "$t1 - $t0" | bc >>"$TMP/before.times"
+  fi
   reset_state
   t0=$(now)
   uphook_cmd >"$TMP/uh.out" 2>&1 || { cat "$TMP/uh.out"; exit 1; }
@@ -97,4 +105,9 @@ printf '|---:|---:|---:|---:|\n'
 printf '| %.3f, %.3f | %.3f, %.3f | %.2fx, %.2fx | %.0f%% |\n' "$mu" "$bu" "$mh" "$bh" \
   "$(echo "$mu / $mh" | bc -l)" "$(echo "$bu / $bh" | bc -l)" \
   "$(echo "100 * $mt / $mu" | bc -l)"
+if [ -n "${UPHOOK_BEFORE:-}" ]; then
+  mb=$(median "$TMP/before.times"); bb=$(sort -n "$TMP/before.times" | head -1)
+  printf '| before (%s): %.3f, %.3f | | %.2fx, %.2fx | |\n' "$UPHOOK_BEFORE" "$mb" "$bb" \
+    "$(echo "$mb / $mh" | bc -l)" "$(echo "$bb / $bh" | bc -l)"
+fi
 echo "goal (the Helm issue): uphook / helm <= 1.0x, 0.8x the aim"
