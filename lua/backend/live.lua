@@ -315,9 +315,9 @@ M.METADATA_LIST = "application/json;as=PartialObjectMetadataList;"
 ---opts.limit, the server sends them in pages of at most that many (a
 ---LIST's `limit` and `continue`, as kubectl's chunking), so that one
 ---answer and its decoding stay small; the result is every object still.
----With opts.metadata, each item is only {apiVersion, kind, metadata} (what
----the server sends of it: a PartialObjectMetadata, or the whole object
----from a server that does not serve those).
+---With opts.metadata, each item is only {apiVersion, kind, metadata}: the
+---server's PartialObjectMetadata, or the metadata of the whole object
+---from a server that does not serve those.
 ---@param kind string
 ---@param opts table|nil {namespace=, labels=, limit=, metadata=}
 ---@return table[]

@@ -80,6 +80,14 @@ case("list filters by namespace and labels", function()
   t.eq(#B:list("ConfigMap", { namespace = "kube-system",
     labels = { app = "live-test" } }), 1)
   t.eq(#B:list("ConfigMap", { labels = { app = "nobody" } }), 0)
+  -- metadata-only (a PartialObjectMetadataList): the kind's apiVersion
+  -- and kind, the metadata, no data
+  local meta = B:list("ConfigMap", { namespace = "kube-system",
+    labels = { app = "live-test" }, metadata = true })
+  t.eq(#meta, 1)
+  t.eq({ meta[1].apiVersion, meta[1].kind, meta[1].metadata.name,
+    meta[1].data }, { "v1", "ConfigMap", "l2", nil })
+  t.eq(meta[1].metadata.labels.app, "live-test")
   B:delete("ConfigMap", "l1", "default")
   B:delete("ConfigMap", "l2", "kube-system")
 end)

@@ -173,9 +173,7 @@ function M.load(c, backend, r, cache)
     and (md.uid .. "@" .. md.resourceVersion)
   local hit = key and cache and cache[key]
   if hit then return hit.rec, hit.secret end
-  -- a server that does not serve metadata-only lists sent it whole
-  local s = r.meta.data ~= nil and r.meta
-    or backend:get("v1/Secret", md.name, md.namespace)
+  local s = backend:get("v1/Secret", md.name, md.namespace)
   if not s then return nil, nil, "deleted since it was listed" end
   if s.type ~= M.TYPE then
     return nil, nil, "its Secret is of type " .. tostring(s.type)
