@@ -1,7 +1,7 @@
 /* SHA-256 for the host: OpenSSL EVP only (no hand-written digest).
  * Lua family uphook.c.hash: sha256(s), file(abs_path), and for the
- * plan's Secret redaction (lua/core/redact.lua) hmac_sha256(key, s) and
- * random_key() (only sha256 reaches the hook child). */
+ * plan's Secret redaction (lua/core/redact.lua) hmac_sha256(key, s),
+ * random_key() and b64_size(s) (only sha256 reaches the hook child). */
 #include "hash.h"
 #include "luax.h"
 
@@ -178,6 +178,32 @@ fail:
   return 2;
 }
 
+/* b64_size(s) -> the bytes base64 text decodes to (the standard alphabet,
+ * padded, no white space: a Secret's data value as the API server stores
+ * it), or nil when s is not that. A scan in C: the Lua pattern it
+ * replaced took ~26 ms on the ~0.8 MB of a Helm release Secret. */
+static int hash_b64_size(lua_State *L)
+{
+  size_t n, i, pad = 0;
+  const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1,
+                                                                    &n);
+  if (n % 4 != 0)
+    goto fail;
+  if (n > 0 && s[n - 1] == '=')
+    pad = n > 1 && s[n - 2] == '=' ? 2 : 1;
+  for (i = 0; i < n - pad; i++) {
+    unsigned char ch = s[i];
+    if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z')
+          || (ch >= '0' && ch <= '9') || ch == '+' || ch == '/'))
+      goto fail;
+  }
+  lua_pushinteger(L, (lua_Integer)(n / 4 * 3 - pad));
+  return 1;
+fail:
+  luaL_pushfail(L);
+  return 1;
+}
+
 /* hmac_sha256(key, s) -> 64 hex digits (OpenSSL's HMAC). */
 static int hash_hmac_sha256(lua_State *L)
 {
@@ -209,6 +235,7 @@ static int hash_random_key(lua_State *L)
 }
 
 static const luaL_Reg hash_funcs[] = {
+  {"b64_size", hash_b64_size},
   {"file", hash_file},
   {"hmac_sha256", hash_hmac_sha256},
   {"random_key", hash_random_key},

@@ -13,13 +13,6 @@
 --- cannot be guessed from a plain hash. Text shows `(redacted, N bytes)`.
 local M = {}
 
---- Decoded length of base64 text, or nil when it is not base64.
-local function b64_len(s)
-  if #s % 4 ~= 0 or not s:match("^[%w+/]*=?=?$") then return nil end
-  local pad = #(s:match("=*$"))
-  return #s // 4 * 3 - pad
-end
-
 ---Is this object a Secret (core v1)?
 ---@param obj table|nil
 ---@return boolean
@@ -39,7 +32,7 @@ function M.value(run, field, v)
     return v ~= nil and { redacted = true } or nil
   end
   if not run.redact_key then run.redact_key = run.c.hash.random_key() end
-  local n = field == "data" and b64_len(v) or #v
+  local n = field == "data" and run.c.hash.b64_size(v) or #v
   return { redacted = true, bytes = n,
     hmac = run.c.hash.hmac_sha256(run.redact_key, v):sub(1, 12) }
 end

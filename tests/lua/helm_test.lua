@@ -74,10 +74,12 @@ case("upgrade: superseded, pruned, hook run, CRD, generated password kept", func
   install1(e, { "--greeting", "hi" })
   local pw = e:get("Secret", "demo-admin", "apps").data.password
   t.ok(e:get("ConfigMap", "demo-old", "apps"))
+  local rec1 = rec_of(e, 1)
   local r = e:upgrade {}
   t.eq(r.code, 0, r.error)
   t.ok(log_has(r, "release demo 0.2.0 revision 2 deployed"), table.concat(r.log, "\n"))
-  t.eq(rec_of(e, 1).info.status, "superseded")
+  rec1.info.status = "superseded"
+  t.eq(rec_of(e, 1), rec1, "the superseded record is the old one but its status")
   local s1 = select(2, rec_of(e, 1))
   t.eq(s1.metadata.labels.status, "superseded")
   local rec2 = rec_of(e, 2)
@@ -201,6 +203,36 @@ local function seed_revision(e, rec, rev, status)
   r.version, r.info.status = rev, status
   e:apply(record.secret(C, r, 1.7e9), { manager = "helm" })
 end
+
+t.case("record.restatus: the status field replaced in the record's own text, only where unambiguous", function()
+  local json = '{"name":"demo","info":{"status":"deployed","notes":"say \\"status\\":\\"deployed\\""},'
+    .. '"config":{"status":"deploying"}}'
+  local out = record.restatus(json, "deployed", "superseded")
+  local rel = C.json.decode(out)
+  t.eq(rel.info.status, "superseded")
+  t.eq(rel.info.notes, 'say "status":"deployed"', "an escaped one in a string stays")
+  t.eq(rel.config, { status = "deploying" })
+  -- a values key of the same name and value: two, so the caller encodes
+  t.eq(record.restatus('{"info":{"status":"deployed"},"config":{"status":"deployed"}}',
+    "deployed", "superseded"), nil)
+  -- spaced JSON, or a status that is not there: nil
+  t.eq(record.restatus('{"info": {"status": "deployed"}}', "deployed", "superseded"), nil)
+  t.eq(record.restatus('{"info":{"status":"deployed"}}', "failed", "superseded"), nil)
+  t.eq(record.restatus('{"info":{"status":"a\\"b"}}', 'a"b', "superseded"), nil)
+end)
+
+case("values that hold status: deployed: the old record is encoded again, superseded exactly", function()
+  local e = env()
+  install1(e)
+  local rec = rec_of(e, 1)
+  rec.config = { status = "deployed" }
+  seed_revision(e, rec, 1, "deployed")
+  local r = e:upgrade {}
+  t.eq(r.code, 0, r.error)
+  rec.info.status = "superseded"
+  t.eq(rec_of(e, 1), rec)
+  t.eq(rec_of(e, 2).info.status, "deployed")
+end)
 
 case("a release left pending-upgrade by Helm: shown, then superseded", function()
   local e = env()

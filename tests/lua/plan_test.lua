@@ -306,6 +306,23 @@ t.case("Secret data: redacted in text and JSON, with sizes, keys and an HMAC", f
   t.eq(json.decode(js).diff[1].new.redacted, true)
 end)
 
+t.case("a Secret data value's size: base64 decoded, or the text's own length when not base64", function()
+  t.eq(hash.b64_size(""), 0)
+  t.eq(hash.b64_size(b64("a")), 1); t.eq(hash.b64_size(b64("ab")), 2)
+  t.eq(hash.b64_size(b64("abc")), 3)
+  t.eq(hash.b64_size(b64(string.rep("x", 1000))), 1000)
+  for _, bad in ipairs { "abc", "ab=c", "====", "a===", "ab c", "ab\ncd==", "Zm9v-A==" } do
+    t.eq(hash.b64_size(bad), nil, bad)
+  end
+  -- a value that is not base64 shows the length of its text
+  local d = plan.object_diff(run_record(), { kind = "Secret", data = {} },
+    { kind = "Secret", data = { k = "not base64!" } })
+  t.eq(d[1].new.bytes, #"not base64!")
+  -- a big one (a Helm release's ~0.8 MB) is measured exactly
+  local big = b64(string.rep("helm", 3)):rep(70000)
+  t.eq(hash.b64_size(big), #big // 4 * 3)
+end)
+
 t.case("each run draws its own key: the same secret gives another HMAC", function()
   local a = plan.object_diff(run_record(), { kind = "Secret", data = {} },
     { kind = "Secret", data = { k = b64("same") } })

@@ -419,12 +419,17 @@ local function commit(run, st, rec, r, now, secret)
   for _, prev in ipairs(st.revs) do
     if prev.status == "deployed" or (record.PENDING[prev.status]
         and prev.status ~= "failed") then
-      local old, live = record.load(run.c, run.backend, prev,
+      local old, live, _, json = record.load(run.c, run.backend, prev,
         run.helm_records)
-      old = old and tables.copy(old)   -- the cache's is shared
-      if old and old.info then
+      if old and type(old.info) == "table" then
+        local text = json and type(old.info.status) == "string"
+          and record.restatus(json, old.info.status, "superseded")
+        -- the cache's record is shared: a copy, or only what the
+        -- Secret's name and labels need when the text is made already
+        old = text and { name = old.name, namespace = old.namespace,
+          version = old.version, info = {} } or tables.copy(old)
         old.info.status = "superseded"
-        local s = record.secret(run.c, old, now)
+        local s = record.secret(run.c, old, now, text or nil)
         s.metadata.labels.createdAt = prev.meta.metadata.labels.createdAt
         s.metadata.labels.modifiedAt = tostring(math.floor(now))
         s.metadata.resourceVersion = live.metadata.resourceVersion
