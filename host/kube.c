@@ -350,7 +350,7 @@ typedef struct mreq {
   int done;
 } mreq;
 
-/* Read requests[i] = {method, path, body?, content_type?}. */
+/* Read requests[i] = {method, path, body?, content_type?, accept?}. */
 static void read_mreq(lua_State *L, mreq *m, lua_Integer i)
 {
   if (lua_rawgeti(L, 2, i) != LUA_TTABLE)
@@ -365,9 +365,10 @@ static void read_mreq(lua_State *L, mreq *m, lua_Integer i)
   m->r.body = luaL_optlstring(L, -1, NULL, &m->r.blen);
   lua_rawgeti(L, -4, 4);
   m->r.ctype = luaL_optstring(L, -1, NULL);
-  m->r.accept = "application/json";
+  lua_rawgeti(L, -5, 5);
+  m->r.accept = luaL_optstring(L, -1, "application/json");
   m->slot = -1;
-  lua_pop(L, 5);                /* the requests table keeps the strings */
+  lua_pop(L, 6);                /* the requests table keeps the strings */
 }
 
 /* Start m on a free slot; 0, or -1 when it cannot start (then it is

@@ -310,6 +310,11 @@ M.MAX_PAGES = 10000   -- pages of one chunked LIST
 -- whole list (the second media type).
 M.METADATA_LIST = "application/json;as=PartialObjectMetadataList;"
   .. "g=meta.k8s.io;v=v1,application/json"
+-- The same for one object, and for what a write answers (the API server
+-- transforms the answer of a PATCH as of a GET: k8s.io/apiserver
+-- pkg/endpoints/handlers/patch.go, transformResponseObject).
+M.METADATA_ONE = "application/json;as=PartialObjectMetadata;"
+  .. "g=meta.k8s.io;v=v1,application/json"
 
 ---List objects of a kind (all namespaces unless opts.namespace). With
 ---opts.limit, the server sends them in pages of at most that many (a
@@ -479,16 +484,17 @@ end
 M.PARALLEL_MAX = 256   -- requests in one _many (client:request_many)
 M.PARALLEL = 4         -- requests in flight at once
 
--- PATCHes at once; each entry {path=, body=, ctype=, want=, done=fn} or
--- {error=} (not sent). The results in order: {ok=true, stored=, action=}
--- (done(decoded) returns stored, action) or {ok=false, error=}.
+-- PATCHes at once; each entry {path=, body=, ctype=, want=, done=fn,
+-- accept=} or {error=} (not sent). The results in order: {ok=true,
+-- stored=, action=} (done(decoded) returns stored, action) or {ok=false,
+-- error=}.
 function Live:_many(entries)
   assert(#entries >= 1 and #entries <= M.PARALLEL_MAX,
     "1 to " .. M.PARALLEL_MAX .. " requests at once")
   local reqs, at, out = {}, {}, {}
   for i, e in ipairs(entries) do
     if not e.error then
-      reqs[#reqs + 1] = { "PATCH", e.path, e.body, e.ctype }
+      reqs[#reqs + 1] = { "PATCH", e.path, e.body, e.ctype, e.accept }
       at[i] = #reqs
     end
   end
@@ -572,16 +578,26 @@ function Live:_smf_request(kind, name, namespace, managed_fields,
     self:_encode(self.json.array(ops))
 end
 
+-- The answer of set_managed_fields as {apiVersion, kind, metadata}: the
+-- server's PartialObjectMetadata (M.METADATA_ONE), or the metadata of the
+-- whole object from a server that does not serve those.
+local function metadata_of(obj, info)
+  return { apiVersion = info.apiVersion, kind = info.kind,
+    metadata = type(obj) == "table" and obj.metadata or nil }
+end
+
 ---Set metadata.managedFields alone, as a JSON patch (what client-go's
 ---csaupgrade sends): no field changes, so no manager takes any and the
 ---entries are stored as given. `resource_version` is a precondition
----(a "replace" of it, which the server checks as a 409 Conflict).
+---(a "replace" of it, which the server checks as a 409 Conflict). The
+---answer is the stored object's {apiVersion, kind, metadata} only: a
+---CRD's whole body is not sent back for the resourceVersion.
 function Live:set_managed_fields(kind, name, namespace, managed_fields,
                                  resource_version)
   local info, path, body = self:_smf_request(kind, name, namespace,
     managed_fields, resource_version)
-  return fill(self:_json("PATCH", path, body, "application/json-patch+json",
-    OK), info)
+  return metadata_of(self:_json("PATCH", path, body,
+    "application/json-patch+json", OK, nil, M.METADATA_ONE), info)
 end
 
 ---set_managed_fields of several objects at once, as apply_many: items
@@ -596,7 +612,8 @@ function Live:set_managed_fields_many(items)
       it.name, it.namespace, it.managed_fields, it.resource_version)
     entries[i] = ok and { path = path, body = body,
       ctype = "application/json-patch+json", want = OK,
-      done = function(stored) return fill(stored, info) end }
+      accept = M.METADATA_ONE,
+      done = function(stored) return metadata_of(stored, info) end }
       or { error = info }
   end
   return self:_many(entries)

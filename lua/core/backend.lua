@@ -29,7 +29,8 @@
 ---@field apply_many? fun(self: uphook.Backend, items: {obj: table, opts: uphook.ApplyOptions}[]): {ok: boolean, stored?: table, action?: string, error?: table}[]
 ---A JSON patch of /metadata/managedFields alone, resourceVersion `rv` a
 ---precondition (409 Conflict when stale): the entries are stored as
----given, no field changes.
+---given, no field changes. Returns the stored object's {apiVersion, kind,
+---metadata} only (the API server's PartialObjectMetadata).
 ---@field set_managed_fields fun(self: uphook.Backend, kind: string, name: string, namespace: string|nil, managed_fields: table[], rv: string): table
 ---Optional (live): set_managed_fields of several objects at once, in order.
 ---@field set_managed_fields_many? fun(self: uphook.Backend, items: {kind: string, name: string, namespace?: string, managed_fields: table[], resource_version: string}[]): {ok: boolean, stored?: table, error?: table}[]

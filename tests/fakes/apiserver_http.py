@@ -2,6 +2,7 @@
 watch streaming, fault injection and the /_fake/ control API."""
 import base64
 import json
+import re
 import socket
 import sys
 import time
@@ -340,14 +341,14 @@ class Handler(BaseHTTPRequestHandler):
             if "as=Table" in accept and sub is None:
                 return self.send_body(200, table([obj], obj["metadata"]["resourceVersion"], q,
                                                   rt.kind))
-            return self.send_body(200, obj)
+            return self.send_body(200, partial_one(obj, accept))
         if m == "POST" and name is None:
             code, obj = state.create(rt, ns, self.parse_body(body, ctype, rt), dry, manager)
-            return self.send_body(code, obj)
+            return self.send_body(code, partial_one(obj, accept))
         if m == "PUT" and name:
             code, obj = state.update(rt, ns, name, self.parse_body(body, ctype, rt), dry, manager,
                                      sub)
-            return self.send_body(code, obj)
+            return self.send_body(code, partial_one(obj, accept))
         if m == "PATCH" and name:
             ptype = PATCH_TYPES.get(ctype)
             if ptype is None or (ptype == "strategic" and rt.crd):
@@ -361,7 +362,7 @@ class Handler(BaseHTTPRequestHandler):
                 manager = None
             code, obj = state.patch(rt, ns, name, ptype, self.parse_body(body, ctype), dry,
                                     manager, q.get("force") in ("true", "1"), sub)
-            return self.send_body(code, obj)
+            return self.send_body(code, partial_one(obj, accept))
         if m == "DELETE" and name and sub is None:
             return self.send_body(200, state.delete(rt, ns, name, dry))
         if m == "DELETE" and name is None:
@@ -438,6 +439,18 @@ def partial_list(items, md):
             "metadata": md,
             "items": [{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                        "metadata": o["metadata"]} for o in items]}
+
+
+def partial_one(obj, accept):
+    """One object as the real server answers a GET or a write (create,
+    update, patch: k8s.io/apiserver pkg/endpoints/handlers, each through
+    transformResponseObject) with `Accept:
+    application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`: its
+    metadata only; the whole object otherwise."""
+    if not re.search(r"as=PartialObjectMetadata(;|,|$)", accept):
+        return obj
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": obj["metadata"]}
 
 
 def ssl_errors():

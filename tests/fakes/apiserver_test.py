@@ -171,6 +171,26 @@ def run(k):
           set(items[0]) == {"kind", "apiVersion", "metadata"} and
           items[0]["metadata"]["resourceVersion"] == dep["metadata"]["resourceVersion"], body)
 
+    # one object, and the answer of a write, as metadata only
+    one = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+    cm_path = "/api/v1/namespaces/default/configmaps/meta"
+    code, made, _ = k.apply(cm_path, {"apiVersion": "v1", "kind": "ConfigMap",
+                                      "metadata": {"name": "meta"}, "data": {"a": "1"}})
+    code, body, _ = k.req("GET", cm_path, accept=one)
+    check("PartialObjectMetadata of a GET", code == 200 and
+          body.get("kind") == "PartialObjectMetadata" and set(body) == {
+              "kind", "apiVersion", "metadata"} and
+          body["metadata"]["resourceVersion"] == made["metadata"]["resourceVersion"], body)
+    code, body, _ = k.req("PATCH", cm_path + "?fieldManager=uphook",
+                          [{"op": "add", "path": "/metadata/labels", "value": {"meta": "only"}}],
+                          "application/json-patch+json", accept=one)
+    check("PartialObjectMetadata of a PATCH's answer", code == 200 and
+          body.get("kind") == "PartialObjectMetadata" and "data" not in body and
+          body["metadata"]["labels"] == {"meta": "only"}, body)
+    code, body, _ = k.req("GET", cm_path)
+    check("... which changed the object", body["metadata"]["labels"] == {"meta": "only"}
+          and body["data"] == {"a": "1"}, body)
+
     # a server-side apply carrying a stale resourceVersion: 409 Conflict
     code, body, _ = k.apply(D_PATH + "/web", stale)
     check("apply stale resourceVersion: 409 Conflict", code == 409 and

@@ -92,6 +92,37 @@ case("list filters by namespace and labels", function()
   B:delete("ConfigMap", "l2", "kube-system")
 end)
 
+case("set_managed_fields asks for the metadata alone, one or many at once", function()
+  local a = B:apply(cm("smf-1", { k = "1" }), {})
+  local b = B:apply(cm("smf-2", { k = "2" }), {})
+  ctl("DELETE", "requests")
+  local one = B:set_managed_fields("ConfigMap", "smf-1", "default",
+    a.metadata.managedFields, a.metadata.resourceVersion)
+  local many = B:set_managed_fields_many {
+    { kind = "ConfigMap", name = "smf-1", namespace = "default",
+      managed_fields = a.metadata.managedFields },
+    { kind = "ConfigMap", name = "smf-2", namespace = "default",
+      managed_fields = b.metadata.managedFields,
+      resource_version = b.metadata.resourceVersion } }
+  t.eq({ one.apiVersion, one.kind, one.data, one.metadata.name },
+    { "v1", "ConfigMap", nil, "smf-1" })
+  t.eq(#many, 2)
+  for i, r in ipairs(many) do
+    t.ok(r.ok, tostring(r.error))
+    t.eq({ r.stored.kind, r.stored.data, r.stored.metadata.name },
+      { "ConfigMap", nil, "smf-" .. i })
+  end
+  local log = ctl("GET", "requests").log
+  t.eq(#log, 3)
+  for _, r in ipairs(log) do
+    t.eq(r.method, "PATCH")
+    t.match(r.accept, "^application/json;as=PartialObjectMetadata;g=meta%.k8s%.io;v=v1,")
+  end
+  t.eq(B:get("ConfigMap", "smf-2", "default").data, { k = "2" })
+  B:delete("ConfigMap", "smf-1", "default")
+  B:delete("ConfigMap", "smf-2", "default")
+end)
+
 case("unknown kinds raise the mock's error tables", function()
   local ok, e = pcall(B.get, B, "Frobnicator", "x")
   t.eq(ok, false)

@@ -608,7 +608,7 @@ end
 ---@param namespace string|nil
 ---@param managed_fields table[]
 ---@param resource_version? string
----@return table stored_obj
+---@return table stored {apiVersion, kind, metadata} of the stored object
 function Cluster:set_managed_fields(kind, name, namespace, managed_fields,
                                     resource_version)
   local info = self:_resolve(kind)
@@ -619,12 +619,16 @@ function Cluster:set_managed_fields(kind, name, namespace, managed_fields,
     raise(refusals.conflict(info, name))
   end
   local mf = fieldmanager.given(managed_fields, self.array_mt)
-  if equal(mf, old.metadata.managedFields) then return self:_copy(old) end
-  local new = shallow(old)
-  new.metadata = shallow(old.metadata)
-  new.metadata.managedFields = mf
-  self:_put(info, new)
-  return self:_copy(new)
+  local new = old
+  if not equal(mf, old.metadata.managedFields) then
+    new = shallow(old)
+    new.metadata = shallow(old.metadata)
+    new.metadata.managedFields = mf
+    self:_put(info, new)
+  end
+  -- the metadata only, as the live backend asks the server for
+  return self:_copy({ apiVersion = new.apiVersion, kind = new.kind,
+    metadata = new.metadata })
 end
 
 function Cluster:_remove(info, obj)

@@ -41,8 +41,12 @@ case("client-side apply upgraded: dropped fields go, uphook owns the rest",
     t.ok(up, "there is something to upgrade")
     local moved = w.set_managed_fields("ConfigMap", "csa-2", NS, up,
                                        made.metadata.resourceVersion)
-    t.eq(moved.data, made.data, "the upgrade changes no field")
+    t.eq({ moved.apiVersion, moved.kind, moved.data }, { "v1", "ConfigMap", nil },
+         "the answer is the metadata alone")
+    t.ok(moved.metadata.resourceVersion ~= made.metadata.resourceVersion)
     t.eq(owners(moved), { "uphook/Apply" })
+    t.eq(w.get("ConfigMap", "csa-2", NS).data, made.data,
+         "the upgrade changes no field")
     local o = w.apply(cm("csa-2", { keep = "1" }), "uphook")
     t.eq(o.data, { keep = "1" })
     t.eq(o.metadata.annotations, nil)
