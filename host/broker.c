@@ -34,6 +34,7 @@
 #include "rpc.h"
 #include "broker.h"
 #include "child.h"
+#include "hash.h"
 #include "osutil.h"
 
 #define CHILD_MT "uphook.child"
@@ -147,6 +148,8 @@ static int fork_child(struct child *c, struct uh_child_conf *conf)
   return 0;
 }
 
+static int crypto_ready;
+
 static int broker_spawn(lua_State *L)
 {
   struct uh_child_conf conf;
@@ -173,6 +176,15 @@ static int broker_spawn(lua_State *L)
   conf.lim.nofile = 8;
   if (npending == MAX_PENDING)
     reap_pending(1);
+  if (!crypto_ready) {
+    /* OpenSSL reads its configuration and fetches SHA-256 on the first
+     * digest, which every hook child makes before it is confined
+     * (host/child.c): done once here, each child forked after inherits
+     * it instead of paying it again (a sixth of `uphook list`'s CPU) */
+    unsigned char d[32];
+    (void)uh_sha256_raw("", 0, d);
+    crypto_ready = 1;
+  }
   if (!prepared && !conf.unconfined) {
     if (uh_confine_prepare(err, sizeof err)) {
       lua_pushnil(L);
