@@ -34,6 +34,30 @@ local function ctl(method, path, body)
   return json.decode(text)
 end
 local function fault(f) ctl("POST", "faults", f) end
+
+-- The fake notes a request in its log once the answer is sent
+-- (tests/fakes/apiserver_control.py note_request), so the client can ask
+-- for the log before its last request is in it: wait, bounded, until
+-- `done(log)` holds, and return the log.
+local function request_log(done)
+  local log
+  for _ = 1, 200 do
+    log = ctl("GET", "requests").log
+    if done(log) then break end
+    B:sleep(0.025)
+  end
+  return log
+end
+local function paths_seen(log, ...)
+  local want = {}
+  for _, p in ipairs { ... } do want[p] = true end
+  for _, r in ipairs(log) do
+    for p in pairs(want) do
+      if r.path:sub(-#p) == p then want[p] = nil end
+    end
+  end
+  return next(want) == nil
+end
 local function reset_faults() ctl("DELETE", "faults") end
 
 local function write(path, text)
@@ -95,6 +119,7 @@ end)
 case("set_managed_fields asks for the metadata alone, one or many at once", function()
   local a = B:apply(cm("smf-1", { k = "1" }), {})
   local b = B:apply(cm("smf-2", { k = "2" }), {})
+  request_log(function(log) return paths_seen(log, "/smf-1", "/smf-2") end)
   ctl("DELETE", "requests")
   local one = B:set_managed_fields("ConfigMap", "smf-1", "default",
     a.metadata.managedFields, a.metadata.resourceVersion)
@@ -112,7 +137,7 @@ case("set_managed_fields asks for the metadata alone, one or many at once", func
     t.eq({ r.stored.kind, r.stored.data, r.stored.metadata.name },
       { "ConfigMap", nil, "smf-" .. i })
   end
-  local log = ctl("GET", "requests").log
+  local log = request_log(function(l) return #l >= 3 end)
   t.eq(#log, 3)
   for _, r in ipairs(log) do
     t.eq(r.method, "PATCH")
@@ -239,9 +264,19 @@ function()
   t.ok(ok, "rolled out")
   t.ok(seen >= 1)
   t.eq(last.status.updatedReplicas, 2)
+  -- the controller holds the change until the watch has seen it, so the
+  -- watch sees both the change and its completion on a machine of any speed
+  local web = { kind = "Deployment", name = "web", namespace = "default" }
+  ctl("POST", "stall", web)
   B:apply(deployment("web", "nginx:2"), {})
-  ok, last, seen = wait_rollout("web", 20)
+  seen = 0
+  ok, last = B:watch("Deployment", "web", "default", function(o)
+    seen = seen + 1
+    if seen == 1 then ctl("POST", "unstall", web) end
+    return (rollout(o))
+  end, 20)
   t.ok(ok, "rolled out again")
+  t.eq(last.spec.template.spec.containers[1].image, "nginx:2")
   t.ok(seen >= 2, "saw the change and its completion, saw " .. seen)
 end)
 
