@@ -48,6 +48,9 @@ typedef struct {
 /* Per open collection: 256 levels of it stay below the Lua stack's
  * million slots (LUAI_MAXSTACK). */
 #define PENDING 2048
+/* texts of this many bytes or more are decoded with the collector
+ * stopped (decode_main) */
+#define GC_STOP_MIN ((size_t)1 << 20)
 
 typedef struct {
   lua_State *L;
@@ -504,8 +507,12 @@ static int decode_main(lua_State *L)
   lua_toclose(L, 5);
   /* everything decoded stays reachable until the end: a collection
    * meanwhile would only walk it (an allocation that fails still makes
-   * a full one first) */
-  if (lua_gc(L, LUA_GCISRUNNING)) {
+   * a full one first).  Only for a big text: restarting the collector
+   * drops the pause it was in, so a new cycle over the whole heap
+   * begins at once, and a Helm render's hundreds of small documents,
+   * each decoded alone (lua/engine/helm/render.lua), kept it walking a
+   * heap of tens of MB without a pause (tests/bench/bench_hook.sh). */
+  if (n >= GC_STOP_MIN && lua_gc(L, LUA_GCISRUNNING)) {
     lua_gc(L, LUA_GCSTOP);
     d->box->gc_stopped = 1;
   }
