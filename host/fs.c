@@ -16,7 +16,9 @@
  */
 #include "fs.h"
 #include "hash.h"
+#include "mpack.h"
 #include "osutil.h"
+#include "payload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +34,6 @@
 #include <linux/openat2.h>
 
 #define FS_MAXREAD (64 << 20)     /* config files, not payloads */
-#define FS_COPYBUF (1 << 20)
 #define FS_OP_MT "uphook.fs.op"
 
 int uh_fs_walk_only;
@@ -367,44 +368,6 @@ static int fs_tmpopen(fs_op *op, int dirfd)
   return fs_fail(op, "create temporary file");
 }
 
-int uh_fs_copy(int in, int out, off_t size)
-{
-  ssize_t r;
-  char *buf;
-  int first = 1, saved;
-
-  for (;;) {
-    r = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
-    if (r > 0) {
-      first = 0;
-      continue;
-    }
-    if (r == 0 && (!first || size == 0))
-      return 0;
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (!first)
-      return -1;
-    break;   /* unsupported here (EXDEV, EINVAL, ...): plain copy */
-  }
-  buf = malloc(FS_COPYBUF);
-  if (!buf) {
-    errno = ENOMEM;
-    return -1;
-  }
-  for (;;) {
-    r = read(in, buf, FS_COPYBUF);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0 || uh_write_all(out, buf, (size_t)r) != 0)
-      break;
-  }
-  saved = errno;
-  free(buf);
-  errno = saved;
-  return r == 0 ? 0 : -1;
-}
-
 /* Make op->fd durable with its mode, move it over name in dirfd.  A
  * file it replaces keeps its owner and group (the mode is the caller's:
  * the engine passes the old one unless the hook gives one). */
@@ -501,14 +464,17 @@ static int fs_read_all(fs_op *op, luaL_Buffer *b, off_t size)
   }
 }
 
+/* fs.read(root, rel [, payload]): the file's bytes, nil when it does
+ * not exist; with payload true, a file of UH_MPACK_REF_MIN bytes or more
+ * comes as a payload (host/payload.h), read once, for the hook. */
 static int fs_read(lua_State *L)
 {
+  int payload = lua_toboolean(L, 3), r;
   fs_op *op;
-  lua_settop(L, 2);   /* the op sits at 3, below the buffer */
-  op = fs_begin(L, 1, 2, "read");
   struct stat st;
   luaL_Buffer b;
-
+  lua_settop(L, 2);   /* the op sits at 3, below the buffer */
+  op = fs_begin(L, 1, 2, "read");
   if (fs_root(op) != 0)
     return fs_error(L, op);
   if (fs_openreg(op, &st) != 0) {
@@ -523,6 +489,9 @@ static int fs_read(lua_State *L)
     fs_fail(op, "read");
     return fs_error(L, op);
   }
+  if (payload && st.st_size >= (off_t)UH_MPACK_REF_MIN &&
+      (r = uh_payload_read(L, op->srcfd, (size_t)st.st_size)) != 0)
+    return r > 0 ? 1 : (fs_fail(op, "read"), fs_error(L, op));
   luaL_buffinit(L, &b);
   if (fs_read_all(op, &b, st.st_size) != 0) {
     lua_settop(L, 3);   /* drop the buffer, keep the op */
@@ -613,7 +582,7 @@ static int fs_install(lua_State *L)
   if (fs_root(op) || fs_check_final(op) || fs_parent(op, 1) ||
       fs_tmpopen(op, op->dirfd))
     return fs_error(L, op);
-  if (uh_fs_copy(op->srcfd, op->fd, st.st_size) != 0) {
+  if (uh_copy_file(op->srcfd, op->fd, st.st_size) != 0) {
     fs_fail(op, "copy");
     return fs_error(L, op);
   }
@@ -710,7 +679,7 @@ static int backup_copy(fs_op *op, const char *dest, const char *destbase)
   op->other = dest;
   if (fs_tmpopen(op, op->destfd) != 0)
     return -1;
-  if (uh_fs_copy(op->srcfd, op->fd, st.st_size) != 0)
+  if (uh_copy_file(op->srcfd, op->fd, st.st_size) != 0)
     return fs_fail(op, "copy");
   if (fs_commit(op, op->destfd, destbase, st.st_mode & 07777) != 0)
     return -1;

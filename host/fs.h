@@ -31,11 +31,6 @@ void uh_fs_push_group(lua_State *L, gid_t gid);
  * counting stops once past cap.  0 when dir does not exist. */
 int fs_usage(lua_State *L);
 
-/* Copy in (a regular file of `size` bytes, at offset 0) to out:
- * copy_file_range where the filesystems allow, else read/write.  0, or
- * -1 with errno. */
-int uh_fs_copy(int in, int out, off_t size);
-
 int luaopen_uphook_fs(lua_State *L);
 
 #endif

@@ -247,7 +247,7 @@ static const char *put_file(lua_State *L, struct render *r, int n,
   if (out < 0)
     return NULL;
   rc = fchmod(out, 0444) != 0 ? -1 : data ? uh_write_all(out, data, len)
-       : uh_fs_copy(fd, out, (off_t)len);
+       : uh_copy_file(fd, out, (off_t)len);
   if (close(out) != 0 || rc != 0)
     return NULL;
   return dst;

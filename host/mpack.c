@@ -1,6 +1,7 @@
 /* Lua <-> MessagePack (see mpack.h for the mapping and the why). */
 #include "mpack.h"
 #include "luax.h"
+#include "payload.h"
 
 #include <limits.h>
 #include <math.h>
@@ -105,6 +106,23 @@ static int pk_table(mp_out *o, int idx, int depth)
   return r;
 }
 
+/* A str: its body left to the writer (o->refs) when it is big. */
+static int pk_str(mp_out *o, const char *s, size_t n)
+{
+  if (n > UINT32_MAX)
+    return mp_fail(o->err, o->errlen, "msgpack: string too long");
+  PK(msgpack_pack_str(&o->pk, n));
+  if (o->refs && n >= UH_MPACK_REF_MIN && o->refs->n < UH_MPACK_MAX_REFS) {
+    uh_mpack_refs *r = o->refs;
+    r->ref[r->n].at = o->sb->size;
+    r->ref[r->n].p = s;
+    r->ref[r->n++].n = n;
+    return 0;
+  }
+  PK(msgpack_pack_str_body(&o->pk, s, n));
+  return 0;
+}
+
 static int pk_value(mp_out *o, int idx, int depth)
 {
   lua_State *L = o->L;
@@ -126,30 +144,24 @@ static int pk_value(mp_out *o, int idx, int depth)
     return 0;
   case LUA_TSTRING:
     s = lua_tolstring(L, idx, &n);
-    if (n > UINT32_MAX)
-      return mp_fail(o->err, o->errlen, "msgpack: string too long");
-    PK(msgpack_pack_str(&o->pk, n));
-    if (o->refs && n >= UH_MPACK_REF_MIN && o->refs->n < UH_MPACK_MAX_REFS) {
-      uh_mpack_refs *r = o->refs;
-      r->ref[r->n].at = o->sb->size;
-      r->ref[r->n].p = s;
-      r->ref[r->n++].n = n;
-      return 0;
-    }
-    PK(msgpack_pack_str_body(&o->pk, s, n));
-    return 0;
+    return pk_str(o, s, n);
   case LUA_TTABLE:
     return pk_table(o, idx, depth);
+  case LUA_TUSERDATA:
+    if ((s = uh_payload_bytes(L, idx, &n)) != NULL)
+      return pk_str(o, s, n);
+    break;
   case LUA_TLIGHTUSERDATA:
     if (uh_isnull(L, idx)) {
       PK(msgpack_pack_nil(&o->pk));
       return 0;
     }
-    /* fall through */
+    break;
   default:
-    return mp_fail(o->err, o->errlen, "msgpack: cannot encode a %s",
-                   luaL_typename(L, idx));
+    break;
   }
+  return mp_fail(o->err, o->errlen, "msgpack: cannot encode a %s",
+                 luaL_typename(L, idx));
 }
 
 #define SBUF_KEEP (1u << 20)   /* a larger one is freed once used */

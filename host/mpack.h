@@ -7,6 +7,7 @@
  * Mapping:  nil and null (uh_pushnull) -> nil -> null
  *           boolean, integer (int64), float (double)
  *           string -> str (binary safe); str and bin -> string
+ *           a payload (host/payload.h) -> str
  *           table with the array marker or keys exactly 1..n -> array
  *           (decoded arrays carry the marker); other tables -> map
  * Map keys must be strings, numbers or booleans.  Functions, userdata,

@@ -254,3 +254,43 @@ const char *uh_closest(const char *word, const char *const *cands, size_t n)
     }
   return best;
 }
+
+#define COPYBUF (1 << 20)
+
+int uh_copy_file(int in, int out, off_t size)
+{
+  ssize_t r;
+  char *buf;
+  int first = 1, saved;
+
+  for (;;) {
+    r = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
+    if (r > 0) {
+      first = 0;
+      continue;
+    }
+    if (r == 0 && (!first || size == 0))
+      return 0;
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (!first)
+      return -1;
+    break;   /* unsupported here (EXDEV, EINVAL, ...): plain copy */
+  }
+  buf = malloc(COPYBUF);
+  if (!buf) {
+    errno = ENOMEM;
+    return -1;
+  }
+  for (;;) {
+    r = read(in, buf, COPYBUF);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0 || uh_write_all(out, buf, (size_t)r) != 0)
+      break;
+  }
+  saved = errno;
+  free(buf);
+  errno = saved;
+  return r == 0 ? 0 : -1;
+}

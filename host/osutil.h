@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* CLOCK_MONOTONIC in seconds: deadlines, timeouts, progress. */
 double uh_monotonic(void);
@@ -67,5 +68,10 @@ int uh_wait_poll(struct uh_wait *w, struct pollfd *fds, unsigned n);
  * when it is at most 2 edits and less than half the word away: "did you
  * mean"; NULL otherwise. */
 const char *uh_closest(const char *word, const char *const *cands, size_t n);
+
+/* Copy in (a regular file of `size` bytes, at offset 0) to out:
+ * copy_file_range where the filesystems allow, else read/write.  0, or
+ * -1 with errno. */
+int uh_copy_file(int in, int out, off_t size);
 
 #endif

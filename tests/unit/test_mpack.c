@@ -1,9 +1,12 @@
 /* host/mpack.c: round trips, limits, and hostile bytes. */
 #include "mpack.h"
 #include "luax.h"
+#include "payload.h"
 #include "unit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <lualib.h>
 #include <lauxlib.h>
 
@@ -190,11 +193,59 @@ static void t_fuzz(void)
   lua_close(L);
 }
 
+/* A payload (host/payload.h): exactly the file's bytes, packed as the
+ * same str as the string of them, its body left to the writer as the
+ * payload's own bytes (no copy); a file whose length changed since its
+ * fstat pushes nothing and is read again from 0. */
+static void t_payload(void)
+{
+  lua_State *L = newstate();
+  enum { N = 100000 };
+  static char bytes[N];
+  FILE *f = tmpfile();
+  int fd, i, top;
+  size_t n;
+  const char *p;
+  msgpack_sbuffer sb;
+  uh_mpack_refs refs;
+  char err[128];
+
+  for (i = 0; i < N; i++)
+    bytes[i] = (char)(i * 7 + i / 251);
+  CHECK(f && fwrite(bytes, 1, N, f) == N && fflush(f) == 0);
+  fd = fileno(f);
+  top = lua_gettop(L);
+  CHECK(lseek(fd, 0, SEEK_SET) == 0 && uh_payload_read(L, fd, N + 10) == 0);
+  CHECK(lua_gettop(L) == top && lseek(fd, 0, SEEK_CUR) == 0);
+  CHECK(uh_payload_read(L, fd, N - 10) == 0);     /* the file is longer */
+  CHECK(lua_gettop(L) == top && lseek(fd, 0, SEEK_CUR) == 0);
+  CHECK(uh_payload_read(L, fd, N) == 1 && lua_gettop(L) == top + 1);
+  p = uh_payload_bytes(L, -1, &n);
+  CHECK(p && n == N && memcmp(p, bytes, N) == 0);
+  lua_setglobal(L, "P");
+  lua_pushlstring(L, bytes, N);
+  lua_setglobal(L, "S");
+  CHECK(LUA_RUN(L, "assert(#P == #S and tostring(P) == S)\n"
+                   "assert(type(P) == 'userdata' and pack(P) == pack(S))\n"
+                   "assert(pack({P, 1}) == pack({S, 1}))"));
+  lua_getglobal(L, "P");
+  msgpack_sbuffer_init(&sb);
+  CHECK(uh_mpack_pack_refs(L, -1, &sb, &refs, err, sizeof err) == 0);
+  CHECK(refs.n == 1 && refs.ref[0].p == p && refs.ref[0].n == N);
+  msgpack_sbuffer_destroy(&sb);
+  CHECK(uh_payload_bytes(L, -1, &n) == p);
+  lua_pushinteger(L, 1);
+  CHECK(uh_payload_bytes(L, -1, &n) == NULL);
+  fclose(f);
+  lua_close(L);
+}
+
 int main(void)
 {
   RUN(t_roundtrip);
   RUN(t_refused);
   RUN(t_hostile_fixed);
+  RUN(t_payload);
   RUN(t_fuzz);
   return UNIT_END();
 }

@@ -12,14 +12,16 @@ local M = {}
 local H = {}   -- handlers by primitive name (prims.lua dispatches)
 M.handlers = H
 
----addon.read.
+---addon.read: the file's bytes, for the hook alone; a big file comes as
+---a payload (host/payload.h), read once and written to the hook's pipe
+---from where it was read.
 ---@param run uphook.Run
 ---@param rel string a path in the addon folder
----@return string
+---@return string|userdata
 function H.addon_read(run, rel)
   checktype(rel, "string", 1, "read")
   local _, dir, r = split_path(run, "addon:" .. rel, 1, "addon.read")
-  local s = fs_ok("addon:" .. rel, run.c.fs.read(dir, r))
+  local s = fs_ok("addon:" .. rel, run.c.fs.read(dir, r, true))
   if s == nil then
     error(string.format("addon.read: %s has no file %s", run.addon, rel), 0)
   end
