@@ -49,7 +49,7 @@ struct child {
   double deadline, timeout;
   int dead;
   char why[256];       /* how it died, once dead */
-  char late[320];      /* the request the deadline passed in, if any */
+  char late[560];      /* the request the deadline passed in, if any */
 };
 
 static int prepared;
@@ -329,19 +329,23 @@ static int call_bounded(lua_State *L, struct child *c)
  * and why it failed. */
 static void note_late(lua_State *L, struct child *c, int msg, int ok, int e)
 {
-  const char *name, *why = NULL;
+  const char *name, *what, *why = NULL;
   lua_rawgeti(L, msg, 2);
   name = lua_tostring(L, -1);
+  lua_rawgeti(L, msg, 3);   /* its first argument: net.download's URL */
+  lua_rawgeti(L, -1, 1);
+  what = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
   if (!ok && lua_istable(L, e))
     lua_getfield(L, e, "message");
   else
     lua_pushvalue(L, e);
   if (!ok && (why = lua_tostring(L, -1)) && strstr(why, CALL_LATE))
     why = NULL;   /* the deadline itself: said already */
-  snprintf(c->late, sizeof c->late, "; its %.40s request was being served%s"
-           "%.240s", name ? name : "?", why ? " and failed: " : "",
+  snprintf(c->late, sizeof c->late, "; its %.40s request%s%.200s%s was "
+           "being served%s%.240s", name ? name : "?", what ? " (" : "",
+           what ? what : "", what ? ")" : "", why ? " and failed: " : "",
            why ? why : "");
-  lua_pop(L, 2);
+  lua_pop(L, 4);
 }
 
 /* Serve one {"call", name, args} with handler at index h; answer

@@ -12,8 +12,8 @@ local SLACK = 1.5    -- a loaded machine, the test's own work
 local HOOK = [[return { version = "1.0.0", from = "*", permissions = {},
   upgrade = function() nodes.list() end }]]
 
-local function spawn(timeout)
-  local child = assert(C.broker.spawn { source = HOOK, chunkname = "=t",
+local function spawn(timeout, source)
+  local child = assert(C.broker.spawn { source = source or HOOK, chunkname = "=t",
     timeout = timeout, deadline = C.sys.now() + timeout })
   local ok, desc = child:loaded(function() error("no call at load") end)
   assert(ok, desc)
@@ -77,6 +77,24 @@ t.case("a request that fails past the deadline is named in the timeout", functio
   t.match(err, "ran past %-%-timeout %(1 s%) and was killed; its nodes%.list "
     .. "request was being served and failed: https://127%.0%.0%.1:1/slow: "
     .. "Operation timed out$")
+end)
+
+t.case("a request stopped by the deadline is named with its URL", function()
+  -- a download still in its transfer when the broker's deadline passes
+  -- (its own time limit not reached in time on a machine this slow): the
+  -- message names the URL it was fetching
+  local child = spawn(1, [[return { version = "1.0.0", from = "*",
+    permissions = {}, upgrade = function()
+      net.download("https://127.0.0.1:1/slow", { sha256 = "0" }) end }]])
+  local ok, err, kind = child:run("upgrade", {}, function()
+    C.sys.sleep(1 + GRACE + 0.2)
+    return {}
+  end)
+  child:close()
+  t.eq(ok, false)
+  t.eq(kind, "timeout")
+  t.match(err, "and was killed; its net%.download request "
+    .. "%(https://127%.0%.0%.1:1/slow%) was being served$")
 end)
 
 t.case("after a nested request the outer one keeps its own deadline", function()
