@@ -10,7 +10,7 @@
  *           a payload (host/payload.h) -> str
  *           table with the array marker or keys exactly 1..n -> array
  *           (decoded arrays carry the marker); other tables -> map
- * Map keys must be strings, numbers or booleans.  Functions, userdata,
+ * Map keys must be strings, numbers or booleans.  Functions, other userdata,
  * threads, ext types, cycles and nesting beyond UH_MPACK_MAXDEPTH are
  * errors.  Both functions return 0, or -1 with a message in err and the
  * Lua stack as it was.
