@@ -348,9 +348,25 @@ static void note_late(lua_State *L, struct child *c, int msg, int ok, int e)
   lua_pop(L, 4);
 }
 
+/* Why the answer to the call at msg went unsent (err: what the pipe
+ * said), in err. */
+static void answer_failed(lua_State *L, int msg, char *err, size_t errlen)
+{
+  char why[256];
+  const char *name;
+  snprintf(why, sizeof why, "%s", err);
+  lua_rawgeti(L, msg, 2);
+  name = lua_tostring(L, -1);
+  snprintf(err, errlen, "the answer to its %.40s request could not be "
+           "sent (%s), and the hook process was killed", name ? name : "?",
+           why);
+  lua_pop(L, 1);
+}
+
 /* Serve one {"call", name, args} with handler at index h; answer
  * {"ret", ok, results|message}.  1 when the deadline passed meanwhile
- * (nothing is answered: the caller kills the child). */
+ * (nothing is answered: the caller kills the child); 2 when the answer
+ * could not be sent (err says why: the caller kills the child). */
 static int serve_call(lua_State *L, struct child *c, int msg, int h,
                       char *err, size_t errlen)
 {
@@ -396,9 +412,13 @@ static int serve_call(lua_State *L, struct child *c, int msg, int h,
                    : "error in uphook");
   }
   lua_rawseti(L, -2, 3);
-  i = uh_rpc_send(c->wfd, L, -1, err, errlen);
+  if (uh_rpc_send(c->wfd, L, -1, err, errlen) != UH_RPC_OK) {
+    answer_failed(L, msg, err, errlen);
+    lua_settop(L, top);
+    return 2;
+  }
   lua_settop(L, top);
-  return i == UH_RPC_OK ? 0 : -1;
+  return 0;
 }
 
 static int timed_out(lua_State *L, struct child *c)
@@ -415,7 +435,7 @@ static int timed_out(lua_State *L, struct child *c)
 static int serve_until(lua_State *L, struct child *c, const char *want,
                        int h)
 {
-  char err[256] = "unexpected message";
+  char err[512] = "unexpected message";
   for (;;) {
     int rc, msg, kib = lua_gc(L, LUA_GCCOUNT, 0);
     const char *tag;
@@ -458,6 +478,10 @@ static int serve_until(lua_State *L, struct child *c, const char *want,
     kib = lua_gc(L, LUA_GCCOUNT, 0) - kib;   /* what the frame decoded to */
     if ((rc = serve_call(L, c, msg, h, err, sizeof err)) == 1)
       return timed_out(L, c);
+    if (rc == 2) {
+      reap(c, 1);
+      return pusherr(L, err, "crash");
+    }
     if (rc)
       goto protocol;
     lua_settop(L, msg - 1);

@@ -466,10 +466,10 @@ static int fs_read_all(fs_op *op, luaL_Buffer *b, off_t size)
 
 /* fs.read(root, rel [, payload]): the file's bytes, nil when it does
  * not exist; with payload true, a file of UH_MPACK_REF_MIN bytes or more
- * comes as a payload (host/payload.h), read once, for the hook. */
+ * comes as a payload (host/payload.h): the open file, for the hook. */
 static int fs_read(lua_State *L)
 {
-  int payload = lua_toboolean(L, 3), r;
+  int payload = lua_toboolean(L, 3);
   fs_op *op;
   struct stat st;
   luaL_Buffer b;
@@ -489,9 +489,9 @@ static int fs_read(lua_State *L)
     fs_fail(op, "read");
     return fs_error(L, op);
   }
-  if (payload && st.st_size >= (off_t)UH_MPACK_REF_MIN &&
-      (r = uh_payload_read(L, op->srcfd, (size_t)st.st_size)) != 0)
-    return r > 0 ? 1 : (fs_fail(op, "read"), fs_error(L, op));
+  if (payload && st.st_size >= (off_t)UH_MPACK_REF_MIN)
+    return uh_payload_file(L, op->srcfd, (size_t)st.st_size) == 0 ? 1
+           : (fs_fail(op, "read"), fs_error(L, op));
   luaL_buffinit(L, &b);
   if (fs_read_all(op, &b, st.st_size) != 0) {
     lua_settop(L, 3);   /* drop the buffer, keep the op */

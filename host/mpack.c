@@ -3,11 +3,13 @@
 #include "luax.h"
 #include "payload.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Preallocation hint cap: tables grow with what is really decoded, not
@@ -106,19 +108,41 @@ static int pk_table(mp_out *o, int idx, int depth)
   return r;
 }
 
-/* A str: its body left to the writer (o->refs) when it is big. */
-static int pk_str(mp_out *o, const char *s, size_t n)
+/* A payload's bytes into sb, read from its file now. */
+static int pk_file_body(mp_out *o, const int *fd, size_t n)
+{
+  char *buf = malloc(n ? n : 1);
+  int r;
+  if (!buf)
+    return mp_fail(o->err, o->errlen, "msgpack: out of memory");
+  if (uh_payload_pread(*fd, buf, n) != 0) {
+    free(buf);
+    return mp_fail(o->err, o->errlen, "msgpack: a payload file: %s",
+                   strerror(errno));
+  }
+  r = msgpack_pack_str_body(&o->pk, buf, n);
+  free(buf);
+  return r == 0 ? 0 : mp_fail(o->err, o->errlen, "msgpack: out of memory");
+}
+
+/* A str, of the bytes at s or of a payload's file (fd): its body left to
+ * the writer (o->refs) when it is big. */
+static int pk_str(mp_out *o, const char *s, int *fd, size_t n)
 {
   if (n > UINT32_MAX)
     return mp_fail(o->err, o->errlen, "msgpack: string too long");
   PK(msgpack_pack_str(&o->pk, n));
-  if (o->refs && n >= UH_MPACK_REF_MIN && o->refs->n < UH_MPACK_MAX_REFS) {
+  if (o->refs && (fd || n >= UH_MPACK_REF_MIN)
+      && o->refs->n < UH_MPACK_MAX_REFS) {
     uh_mpack_refs *r = o->refs;
     r->ref[r->n].at = o->sb->size;
     r->ref[r->n].p = s;
+    r->ref[r->n].fd = fd;
     r->ref[r->n++].n = n;
     return 0;
   }
+  if (fd)
+    return pk_file_body(o, fd, n);
   PK(msgpack_pack_str_body(&o->pk, s, n));
   return 0;
 }
@@ -127,6 +151,7 @@ static int pk_value(mp_out *o, int idx, int depth)
 {
   lua_State *L = o->L;
   const char *s;
+  int *fd;
   size_t n;
   switch (lua_type(L, idx)) {
   case LUA_TNIL:
@@ -144,12 +169,12 @@ static int pk_value(mp_out *o, int idx, int depth)
     return 0;
   case LUA_TSTRING:
     s = lua_tolstring(L, idx, &n);
-    return pk_str(o, s, n);
+    return pk_str(o, s, NULL, n);
   case LUA_TTABLE:
     return pk_table(o, idx, depth);
   case LUA_TUSERDATA:
-    if ((s = uh_payload_bytes(L, idx, &n)) != NULL)
-      return pk_str(o, s, n);
+    if ((fd = uh_payload_of(L, idx, &n)) != NULL)
+      return pk_str(o, NULL, fd, n);
     break;
   case LUA_TLIGHTUSERDATA:
     if (uh_isnull(L, idx)) {

@@ -26,15 +26,17 @@
 int uh_mpack_pack(lua_State *L, int idx, msgpack_sbuffer *sb, char *err,
                   size_t errlen);
 /* The same, with the body of each string of UH_MPACK_REF_MIN bytes or
- * more (the first UH_MPACK_MAX_REFS of them) left out of sb and noted in
- * refs instead: ref i's bytes come after sb->data[0..at) and before the
- * rest, so the writer sends the Lua string itself (host/rpc.c: an 11 MB
- * addon.read is not copied into the buffer first).  The pointers are the
- * Lua strings' own: valid while the value at idx is unchanged. */
+ * more, and of each payload (the first UH_MPACK_MAX_REFS of them), left
+ * out of sb and noted in refs instead: ref i's bytes come after
+ * sb->data[0..at) and before the rest, so the writer sends the Lua string
+ * itself (p) or splices the payload's file (fd, p NULL: host/rpc.c; an
+ * 11 MB addon.read is not copied into the buffer first).  The pointers
+ * are the values' own: valid while the value at idx is unchanged. */
 #define UH_MPACK_REF_MIN (64u << 10)
 #define UH_MPACK_MAX_REFS 16
 typedef struct {
-  struct { size_t at; const char *p; size_t n; } ref[UH_MPACK_MAX_REFS];
+  struct { size_t at; const char *p; int *fd; size_t n; }
+    ref[UH_MPACK_MAX_REFS];
   int n;
 } uh_mpack_refs;
 int uh_mpack_pack_refs(lua_State *L, int idx, msgpack_sbuffer *sb,

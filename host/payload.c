@@ -1,14 +1,26 @@
-/* Bytes bound for the hook process, in a userdata (see payload.h). */
+/* A file's bytes bound for the hook process (see payload.h). */
 #include "payload.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <lauxlib.h>
+#include "osutil.h"
 
 typedef struct {
   size_t n;
-  char bytes[];
+  int fd;      /* -1 once sent */
 } payload;
+
+static int payload_gc(lua_State *L)
+{
+  payload *p = luaL_checkudata(L, 1, UH_PAYLOAD_MT);
+  if (p->fd >= 0)
+    close(p->fd);
+  p->fd = -1;
+  return 0;
+}
 
 static int payload_len(lua_State *L)
 {
@@ -20,62 +32,118 @@ static int payload_len(lua_State *L)
 static int payload_tostring(lua_State *L)
 {
   payload *p = luaL_checkudata(L, 1, UH_PAYLOAD_MT);
-  lua_pushlstring(L, p->bytes, p->n);
+  luaL_Buffer b;
+  char *s = luaL_buffinitsize(L, &b, p->n);
+  if (uh_payload_pread(p->fd, s, p->n) != 0)
+    return luaL_error(L, "payload: %s", strerror(errno));
+  luaL_pushresultsize(&b, p->n);
   return 1;
 }
 
 static const luaL_Reg payload_methods[] = {
+  {"__gc", payload_gc},
   {"__len", payload_len},
   {"__tostring", payload_tostring},
   {NULL, NULL}
 };
 
-/* read(2) until n bytes or the end; the count read, or -1 */
-static ssize_t read_full(int fd, char *buf, size_t n)
+int uh_payload_file(lua_State *L, int fd, size_t size)
 {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = read(fd, buf + got, n - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return -1;
-    if (r == 0)
-      break;
-    got += (size_t)r;
-  }
-  return (ssize_t)got;
-}
-
-int uh_payload_read(lua_State *L, int fd, size_t size)
-{
-  payload *p = lua_newuserdatauv(L, sizeof *p + size, 0);
-  char more;
-  ssize_t got = read_full(fd, p->bytes, size), past = 0;
-  if (got == (ssize_t)size)
-    past = read_full(fd, &more, 1);
-  if (got < 0 || past < 0) {
+  payload *p = lua_newuserdatauv(L, sizeof *p, 0);
+  p->n = size;
+  p->fd = -1;
+  if (luaL_newmetatable(L, UH_PAYLOAD_MT))
+    luaL_setfuncs(L, payload_methods, 0);
+  lua_setmetatable(L, -2);
+  if ((p->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
     int e = errno;
     lua_pop(L, 1);
     errno = e;
     return -1;
   }
-  if (got != (ssize_t)size || past != 0) {   /* it changed: start again */
-    lua_pop(L, 1);
-    return lseek(fd, 0, SEEK_SET) == 0 ? 0 : -1;
-  }
-  p->n = size;
-  if (luaL_newmetatable(L, UH_PAYLOAD_MT))
-    luaL_setfuncs(L, payload_methods, 0);
-  lua_setmetatable(L, -2);
-  return 1;
+  return 0;
 }
 
-const char *uh_payload_bytes(lua_State *L, int idx, size_t *n)
+int *uh_payload_of(lua_State *L, int idx, size_t *n)
 {
   payload *p = luaL_testudata(L, idx, UH_PAYLOAD_MT);
   if (!p)
     return NULL;
   *n = p->n;
-  return p->bytes;
+  return &p->fd;
+}
+
+int uh_payload_pread(int fd, char *buf, size_t n)
+{
+  size_t got = 0;
+  if (fd < 0) {
+    errno = EBADF;
+    return -1;
+  }
+  while (got < n) {
+    ssize_t r = pread(fd, buf + got, n - got, (off_t)got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      if (r == 0)
+        errno = ENODATA;
+      return -1;
+    }
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+/* From *off to n through a buffer: for a file system without splice. */
+static int copy_rest(int fd, loff_t *off, size_t n, int out)
+{
+  char buf[65536];
+  while ((size_t)*off < n) {
+    size_t want = n - (size_t)*off < sizeof buf ? n - (size_t)*off
+                  : sizeof buf;
+    ssize_t r = pread(fd, buf, want, *off);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      if (r == 0)
+        errno = ENODATA;
+      return -1;
+    }
+    if (uh_write_all(out, buf, (size_t)r) != 0)
+      return -1;
+    *off += r;
+  }
+  return 0;
+}
+
+static int send_file(int fd, size_t n, int out)
+{
+  loff_t off = 0;
+  if (fd < 0) {
+    errno = EBADF;
+    return -1;
+  }
+  while ((size_t)off < n) {
+    ssize_t r = splice(fd, &off, out, NULL, n - (size_t)off, SPLICE_F_MOVE);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0 && (errno == EINVAL || errno == ENOSYS))
+      return copy_rest(fd, &off, n, out);
+    if (r <= 0) {
+      if (r == 0)
+        errno = ENODATA;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int uh_payload_send(int *fd, size_t n, int out)
+{
+  int r = send_file(*fd, n, out), e = errno;
+  if (*fd >= 0)
+    close(*fd);
+  *fd = -1;
+  errno = e;
+  return r;
 }

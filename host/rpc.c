@@ -11,9 +11,37 @@
 #include "mpack.h"
 #include "rpc.h"
 #include "osutil.h"
+#include "payload.h"
+
+/* Write iov[0..*cnt) and start a new list. */
+static int flush(int fd, struct iovec *iov, int *cnt, char *err,
+                 size_t errlen)
+{
+  int n = *cnt;
+  *cnt = 0;
+  if (uh_writev_all(fd, iov, n) == 0)
+    return UH_RPC_OK;
+  snprintf(err, errlen, "pipe write failed: %s", strerror(errno));
+  return UH_RPC_ERR;
+}
+
+/* A payload's file spliced into the pipe after what is listed so far. */
+static int send_file(int fd, struct iovec *iov, int *cnt, int *file,
+                     size_t n, char *err, size_t errlen)
+{
+  if (flush(fd, iov, cnt, err, errlen) != UH_RPC_OK)
+    return UH_RPC_ERR;
+  if (uh_payload_send(file, n, fd) == 0)
+    return UH_RPC_OK;
+  snprintf(err, errlen, "a file of %zu bytes could not be sent: %s", n,
+           errno == ENODATA ? "it shrank while it was being sent"
+           : strerror(errno));
+  return UH_RPC_ERR;
+}
 
 /* The frame of a packed payload: the length, then sb's bytes with each
- * big string's body (refs) in its place, sent from the Lua string. */
+ * big string's body (refs) in its place, sent from the Lua string or
+ * spliced from the payload's file. */
 static int send_frame(int fd, const msgpack_sbuffer *sb,
                       const uh_mpack_refs *refs, char *err, size_t errlen)
 {
@@ -21,18 +49,8 @@ static int send_frame(int fd, const msgpack_sbuffer *sb,
   struct iovec iov[2 + 2 * UH_MPACK_MAX_REFS];
   size_t len = sb->size, at = 0;
   int i, cnt = 1;
-  iov[0].iov_base = hdr;
-  iov[0].iov_len = 4;
-  for (i = 0; i < refs->n; i++) {
+  for (i = 0; i < refs->n; i++)
     len += refs->ref[i].n;
-    iov[cnt].iov_base = sb->data + at;
-    iov[cnt++].iov_len = refs->ref[i].at - at;
-    iov[cnt].iov_base = (void *)refs->ref[i].p;
-    iov[cnt++].iov_len = refs->ref[i].n;
-    at = refs->ref[i].at;
-  }
-  iov[cnt].iov_base = sb->data ? (void *)(sb->data + at) : (void *)hdr;
-  iov[cnt++].iov_len = sb->size - at;
   if (len > UH_RPC_MAX_FRAME) {
     snprintf(err, errlen, "message of %zu bytes exceeds the %u MiB limit",
              len, UH_RPC_MAX_FRAME >> 20);
@@ -42,11 +60,23 @@ static int send_frame(int fd, const msgpack_sbuffer *sb,
   hdr[1] = (unsigned char)(len >> 8);
   hdr[2] = (unsigned char)(len >> 16);
   hdr[3] = (unsigned char)(len >> 24);
-  if (uh_writev_all(fd, iov, cnt)) {
-    snprintf(err, errlen, "pipe write failed: %s", strerror(errno));
-    return UH_RPC_ERR;
+  iov[0].iov_base = hdr;
+  iov[0].iov_len = 4;
+  for (i = 0; i < refs->n; i++) {
+    iov[cnt].iov_base = sb->data + at;
+    iov[cnt++].iov_len = refs->ref[i].at - at;
+    at = refs->ref[i].at;
+    if (refs->ref[i].p) {
+      iov[cnt].iov_base = (void *)refs->ref[i].p;
+      iov[cnt++].iov_len = refs->ref[i].n;
+    } else if (send_file(fd, iov, &cnt, refs->ref[i].fd, refs->ref[i].n,
+                         err, errlen) != UH_RPC_OK) {
+      return UH_RPC_ERR;
+    }
   }
-  return UH_RPC_OK;
+  iov[cnt].iov_base = sb->data ? (void *)(sb->data + at) : (void *)hdr;
+  iov[cnt++].iov_len = sb->size - at;
+  return flush(fd, iov, &cnt, err, errlen);
 }
 
 int uh_rpc_send(int fd, lua_State *L, int idx, char *err, size_t errlen)

@@ -97,6 +97,32 @@ t.case("a request stopped by the deadline is named with its URL", function()
     .. "%(https://127%.0%.0%.1:1/slow%) was being served$")
 end)
 
+t.case("an answer that cannot be sent kills the hook and says why", function()
+  -- addon.read of a big file answers with the open file (host/payload.h),
+  -- spliced into the pipe when the answer is sent: a file cut short in
+  -- between cannot fill its frame
+  local dir = assert(C.sys.mkdtemp())
+  local path = dir .. "/big.yaml"
+  local f = assert(io.open(path, "w"))
+  f:write(string.rep("a: b\n", 40000))
+  f:close()
+  local child = spawn(5, [[return { version = "1.0.0", from = "*",
+    permissions = {}, upgrade = function() addon.read("big.yaml") end }]])
+  local ok, err, kind = child:run("upgrade", {}, function()
+    local payload = assert(C.fs.read(dir, "big.yaml", true))
+    t.eq(type(payload), "userdata")
+    assert(io.open(path, "w")):close()   -- cut to nothing, in place
+    return payload
+  end)
+  child:close()
+  C.sys.rmtree(dir)
+  t.eq(ok, false)
+  t.eq(kind, "crash")
+  t.match(err, "^the answer to its addon%.read request could not be sent "
+    .. "%(a file of 200000 bytes could not be sent: it shrank while it was "
+    .. "being sent%), and the hook process was killed$")
+end)
+
 t.case("after a nested request the outer one keeps its own deadline", function()
   -- a handler that runs another child (with a later deadline) and then
   -- keeps working is still stopped at its own child's deadline

@@ -2,11 +2,13 @@
 #include "mpack.h"
 #include "luax.h"
 #include "payload.h"
+#include "rpc.h"
 #include "unit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <lualib.h>
 #include <lauxlib.h>
 
@@ -193,19 +195,51 @@ static void t_fuzz(void)
   lua_close(L);
 }
 
-/* A payload (host/payload.h): exactly the file's bytes, packed as the
- * same str as the string of them, its body left to the writer as the
- * payload's own bytes (no copy); a file whose length changed since its
- * fstat pushes nothing and is read again from 0. */
+/* A reader of the pipe rfd in a process of its own: 0 when it gets one
+ * frame holding exactly want[0..n) (want NULL: when it reads to the end,
+ * whatever came), else 1. */
+static pid_t pipe_reader(int rfd, int wfd, const char *want, size_t n)
+{
+  pid_t pid = fork();
+  if (pid == 0) {
+    lua_State *R = luaL_newstate();
+    char err[128], buf[4096];
+    size_t got;
+    const char *s;
+    close(wfd);
+    if (!want) {
+      while (read(rfd, buf, sizeof buf) > 0)
+        ;
+      _exit(0);
+    }
+    if (uh_rpc_recv(rfd, R, -1, NULL, err, sizeof err) != UH_RPC_OK)
+      _exit(1);
+    s = lua_tolstring(R, -1, &got);
+    _exit(s && got == n && memcmp(s, want, n) == 0 ? 0 : 1);
+  }
+  return pid;
+}
+
+static int reaped_ok(pid_t pid)
+{
+  int st;
+  return waitpid(pid, &st, 0) == pid && WIFEXITED(st)
+         && WEXITSTATUS(st) == 0;
+}
+
+/* A payload (host/payload.h): the file's bytes, packed as the same str
+ * as the string of them, its body left to the writer as the payload's
+ * file, which the writer splices into the pipe once and closes; a file
+ * that shrank before it was sent is an error that says so. */
 static void t_payload(void)
 {
   lua_State *L = newstate();
-  enum { N = 100000 };
+  enum { N = 200000 };
   static char bytes[N];
   FILE *f = tmpfile();
-  int fd, i, top;
+  int fd, i, pfd[2], *file;
   size_t n;
-  const char *p;
+  pid_t pid;
   msgpack_sbuffer sb;
   uh_mpack_refs refs;
   char err[128];
@@ -214,14 +248,9 @@ static void t_payload(void)
     bytes[i] = (char)(i * 7 + i / 251);
   CHECK(f && fwrite(bytes, 1, N, f) == N && fflush(f) == 0);
   fd = fileno(f);
-  top = lua_gettop(L);
-  CHECK(lseek(fd, 0, SEEK_SET) == 0 && uh_payload_read(L, fd, N + 10) == 0);
-  CHECK(lua_gettop(L) == top && lseek(fd, 0, SEEK_CUR) == 0);
-  CHECK(uh_payload_read(L, fd, N - 10) == 0);     /* the file is longer */
-  CHECK(lua_gettop(L) == top && lseek(fd, 0, SEEK_CUR) == 0);
-  CHECK(uh_payload_read(L, fd, N) == 1 && lua_gettop(L) == top + 1);
-  p = uh_payload_bytes(L, -1, &n);
-  CHECK(p && n == N && memcmp(p, bytes, N) == 0);
+  CHECK(uh_payload_file(L, fd, N) == 0);
+  file = uh_payload_of(L, -1, &n);
+  CHECK(file && *file >= 0 && *file != fd && n == N);
   lua_setglobal(L, "P");
   lua_pushlstring(L, bytes, N);
   lua_setglobal(L, "S");
@@ -231,11 +260,29 @@ static void t_payload(void)
   lua_getglobal(L, "P");
   msgpack_sbuffer_init(&sb);
   CHECK(uh_mpack_pack_refs(L, -1, &sb, &refs, err, sizeof err) == 0);
-  CHECK(refs.n == 1 && refs.ref[0].p == p && refs.ref[0].n == N);
+  CHECK(refs.n == 1 && refs.ref[0].p == NULL && refs.ref[0].fd == file
+        && refs.ref[0].n == N);
   msgpack_sbuffer_destroy(&sb);
-  CHECK(uh_payload_bytes(L, -1, &n) == p);
+
+  CHECK(pipe(pfd) == 0);
+  pid = pipe_reader(pfd[0], pfd[1], bytes, N);
+  CHECK(uh_rpc_send(pfd[1], L, -1, err, sizeof err) == UH_RPC_OK);
+  CHECK(reaped_ok(pid) && *file == -1);    /* received whole; sent once */
+  CHECK(uh_rpc_send(pfd[1], L, -1, err, sizeof err) == UH_RPC_ERR);
+  CHECK(strstr(err, "could not be sent") != NULL);
+  close(pfd[0]);
+  close(pfd[1]);
+
+  CHECK(uh_payload_file(L, fd, N) == 0 && ftruncate(fd, N / 2) == 0);
+  CHECK(pipe(pfd) == 0);
+  pid = pipe_reader(pfd[0], pfd[1], NULL, 0);
+  CHECK(uh_rpc_send(pfd[1], L, -1, err, sizeof err) == UH_RPC_ERR);
+  CHECK(strstr(err, "shrank while it was being sent") != NULL);
+  close(pfd[1]);
+  CHECK(reaped_ok(pid));
+  close(pfd[0]);
   lua_pushinteger(L, 1);
-  CHECK(uh_payload_bytes(L, -1, &n) == NULL);
+  CHECK(uh_payload_of(L, -1, &n) == NULL);
   fclose(f);
   lua_close(L);
 }

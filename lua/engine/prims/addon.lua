@@ -13,8 +13,8 @@ local H = {}   -- handlers by primitive name (prims.lua dispatches)
 M.handlers = H
 
 ---addon.read: the file's bytes, for the hook alone; a big file comes as
----a payload (host/payload.h), read once and written to the hook's pipe
----from where it was read.
+---a payload (host/payload.h), the open file, spliced into the hook's
+---pipe when the answer is sent.
 ---@param run uphook.Run
 ---@param rel string a path in the addon folder
 ---@return string|userdata
