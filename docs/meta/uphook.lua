@@ -478,8 +478,9 @@ function hash.file(path) end
 ---the folder when it is missing; this node only, as `bin:`),
 ---`addon:` = the addon folder (read-only),
 ---`certs:` = `$SNAP_DATA/certs/`, for `config.exists` only,
----`state:` = this addon's private folder under the state dir (read/write,
----no permission; what it holds is bounded by `--state-quota`, 16 MiB by
+---`state:` = this addon's private folder under the state dir, its own
+---and not a same-named addon's of another repository (read/write, no
+---permission; what it holds is bounded by `--state-quota`, 16 MiB by
 ---default, each file and folder counting at least 4 KiB).
 config = {}
 

@@ -10,6 +10,7 @@ local plantext = require "uphook.engine.plantext"
 local rollback = require "uphook.engine.rollback"
 local Report = require "uphook.cmd.report"
 local R = require "uphook.core.run"
+local tables = require "uphook.core.tables"
 local selfcmd = require "uphook.cmd.selfcmd"
 local state = require "uphook.engine.state"
 local waits = require "uphook.engine.wait"
@@ -500,7 +501,13 @@ local function recover(o, c, report)
     if not lock then report:error(lerr); return engine.LOCKED end
   end
   local begin = recs[1] and recs[1].op == "begin" and recs[1] or {}
-  local refused, warning = rollback.check_journal(begin, version, L.roots,
+  -- the state and Lease the interrupted run used (a journal of an older
+  -- uphook names none: it used uphook-<addon>, docs/state.md), and the
+  -- node folder of that state
+  local state_name = lease.journaled(o.addon.name, begin.state)
+  local roots = tables.shallow(L.roots)
+  roots.state = lease.state_root(L.roots.state, o.addon.name, state_name)
+  local refused, warning = rollback.check_journal(begin, version, roots,
     { snap_data = o.snap_data, snap_common = o.snap_common }, o.addon.name)
   if refused then
     report:error(string.format("%s: %s; it is kept", L.journal_path, refused))
@@ -511,11 +518,8 @@ local function recover(o, c, report)
   -- recover is not bounded by --timeout: each request by its own
   if backend.set_deadline then backend:set_deadline(nil) end
   -- today's roots, never the journal's: every path is checked under them
-  -- the state and Lease the interrupted run used (a journal of an older
-  -- uphook names none: it used uphook-<addon>, docs/state.md)
-  local run = R.new { addon = o.addon.name, c = c,
-    state_name = lease.journaled(o.addon.name, begin.state),
-    backend = backend, hostname = host, roots = L.roots, report = report,
+  local run = R.new { addon = o.addon.name, c = c, state_name = state_name,
+    backend = backend, hostname = host, roots = roots, report = report,
     journal_path = L.journal_path, clock_wall = c.sys.wall }
   if torn then report:log("warn", "the journal's last record was torn "
     .. "(the crash came while writing it); it is ignored") end

@@ -37,8 +37,9 @@ local function declarations(c, a, limits)
   return r
 end
 
---- No state: ask the hook's detect, read-only, as an upgrade would.
-local function detect(o, c, backend, r, a)
+--- No state: ask the hook's detect, read-only, as an upgrade would, with
+--- `state:` the folder of the state named state_name (lua/engine/lease.lua).
+local function detect(o, c, backend, r, a, state_name)
   local dir = c.fs.pin(a.dir) or a.dir
   local files = o.offline and o.state_dir and (o.state_dir .. "/offline")
                 or o.snap_data
@@ -49,8 +50,8 @@ local function detect(o, c, backend, r, a)
               plugins = o.offline and o.state_dir
                 and (o.state_dir .. "/offline/plugins")
                 or (o.snap_common .. "/plugins"),
-              state = (o.state_dir or (o.snap_common .. "/var/lib/uphook"))
-                      .. "/addons/" .. a.name },
+              state = lease.state_root((o.state_dir or (o.snap_common
+                .. "/var/lib/uphook")) .. "/addons/" .. a.name, a.name, state_name) },
     perms = r.perms, report = Report.new { capture = true },
     timeout = math.max(0, o.limits.deadline - c.sys.now()) }
   -- list and doctor never ask: detect reads a Secret's data and sends a
@@ -72,14 +73,16 @@ local function row(o, c, backend, r, a, report)
     enabled.this_node(o, c))
   -- `list` says why (its legend): a file --offline has no copy of
   r.enabled_file = why == "file" and a.check_status or nil
+  local name
   local ok, st = pcall(function()
+    name = lease.of_addon(backend, c, a)
     return state.read(R.new { backend = backend, addon = a.name, c = c,
-      report = report, state_name = lease.of_addon(backend, c, a) })
+      report = report, state_name = name })
   end)
   r.installed = ok and st and st.version or nil
   r.detected = false
   if not r.installed and r.has_detect and r.child then
-    r.installed = detect(o, c, backend, r, a)
+    r.installed = detect(o, c, backend, r, a, name)
     r.detected = r.installed ~= nil
   end
   if r.child then r.child:close(); r.child = nil end

@@ -110,6 +110,22 @@ function M.journaled(addon, name)
   return nil
 end
 
+---The node folder of a state (the config root `state:`): the one named
+---as its ConfigMap, less `uphook-`. root is uphook-<addon>'s
+---(`addons/<addon>` under the state dir); uphook-<addon>-<suffix>'s is
+---root-<suffix> (docs/state.md "Which repository").
+---@param root string the folder of uphook-<addon>
+---@param addon string
+---@param name? string the state ConfigMap's name (M.resolve, M.journaled)
+---@return string
+function M.state_root(root, addon, name)
+  local shared = M.name(addon)
+  if type(name) ~= "string" or name:sub(1, #shared) ~= shared then
+    return root
+  end
+  return root .. name:sub(#shared + 1)
+end
+
 ---The name of the run's Lease and state ConfigMap: the one it resolved
 ---(run.state_name), else uphook-<addon>.
 ---@param run {addon:string, state_name?:string}

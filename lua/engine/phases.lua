@@ -295,11 +295,25 @@ local function announce(run, first, confirm)
   run.granted = nil     -- the yes: every declared permission from here on
 end
 
---- This repository's state and Lease (docs/state.md "Which repository"):
---- the Lease taken (not by plan), then the state read.
-local function own_state(run)
+--- This repository's state ConfigMap, Lease and node folder (docs/
+--- state.md "Which repository"), named before any hook code runs: the
+--- hook's `state:` is its own state's folder.
+local function own_names(run)
   run.state_name = run.state_name
     or lease.resolve(run.backend, run.c, run.addon, run.repository)
+  local root = run.roots and run.roots.state
+  local own = root and lease.state_root(root, run.addon, run.state_name)
+  if own and own ~= root then
+    local ok, err = run.c.sys.mkdirs(own)
+    if not ok then stop(M.EARLY, err) end
+    run.roots = tables.shallow(run.roots)
+    run.roots.state = own
+  end
+end
+
+--- This repository's state and Lease: the Lease taken (not by plan),
+--- then the state read.
+local function own_state(run)
   if not run.plan then lease.lock(run) end
   local saved = state.read(run)
   if saved and saved.repository and run.repository
@@ -316,6 +330,7 @@ local function own_state(run)
 end
 
 local function body(run, o)
+  own_names(run)
   run.hook = load_hook(run, o)
   run.to, run.perms = run.hook.version, run.hook.perms
   for _, f in ipairs(run.hook.unknown) do

@@ -261,6 +261,43 @@ assert cms[sys.argv[2]]["repository"].startswith("community /"), cms
 assert cms["uphook-web"]["version"] == cms[sys.argv[2]]["version"] == "1.1.0", cms
 PY
 
+# and each its own `state:` folder on the node, named as its state:
+# community's web does not see what core's wrote there
+statehook() {   # REPO VERSION FROM
+  cat >"$A/$1/addons/web/upgrade.lua" <<EOF
+return { version = "$2", from = "$3", permissions = {},
+  upgrade = function()
+    log.info("found: " .. tostring(config.read("state:secret")))
+    config.write("state:secret", "$1's $2")
+  end }
+EOF
+}
+statehook core 1.2.0 1.1.0; statehook community 1.2.0 1.1.0
+run "$UPHOOK" --offline "$TMP/world.yaml" --state-dir "$OW" upgrade core/web </dev/null
+expect "--offline core/web writes its state:secret" 0 'found: nil'
+run "$UPHOOK" --offline "$TMP/world.yaml" --state-dir "$OW" upgrade community/web </dev/null
+expect "... community/web does not find core's state:secret" 0 'found: nil'
+statehook core 1.3.0 1.2.0
+run "$UPHOOK" --offline "$TMP/world.yaml" --state-dir "$OW" upgrade core/web </dev/null
+expect "... core/web finds its own" 0 "found: core's 1\.2\.0"
+[ "$(cat "$OW/addons/web/secret")" = "core's 1.3.0" ] \
+  && [ "$(cat "$OW/addons/web-${SC#uphook-web-}/secret")" = "community's 1.2.0" ] \
+  && ok "... each wrote its own folder: addons/web and addons/web-<suffix>" \
+  || not_ok "... each wrote its own folder: addons/web and addons/web-<suffix>"
+# an interrupted community/web: recover undoes its write in its own folder
+statehook community 1.3.0 1.2.0
+UPHOOK_CRASH_AFTER=1 "$UPHOOK" --offline "$TMP/world.yaml" --state-dir "$OW" \
+  upgrade community/web >"$OUT" 2>&1 </dev/null
+[ "$(cat "$OW/addons/web-${SC#uphook-web-}/secret")" = "community's 1.3.0" ] \
+  && ok "a crashed --offline community/web wrote its state:secret" \
+  || not_ok "a crashed --offline community/web wrote its state:secret"
+run "$UPHOOK" --offline "$TMP/world.yaml" --state-dir "$OW" recover community/web </dev/null
+expect "... recover community/web" 0 'Recovered web'
+[ "$(cat "$OW/addons/web-${SC#uphook-web-}/secret")" = "community's 1.2.0" ] \
+  && [ "$(cat "$OW/addons/web/secret")" = "core's 1.3.0" ] \
+  && ok "... put its own state:secret back, and left core's alone" \
+  || not_ok "... put its own state:secret back, and left core's alone"
+
 # a state is read, locked and written only by the repository it records:
 # uphook-web another's, and core's own name taken by an addon of a third
 # repository named web-<core's suffix>: core/web stops before any change
