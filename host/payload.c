@@ -73,6 +73,22 @@ int *uh_payload_of(lua_State *L, int idx, size_t *n)
   return &p->fd;
 }
 
+/* pread(2) of up to want bytes at off: the count (> 0), or -1 with errno
+ * (ENODATA: the file ends before off). */
+static ssize_t pread_some(int fd, char *buf, size_t want, off_t off)
+{
+  for (;;) {
+    ssize_t r = pread(fd, buf, want, off);
+    if (r > 0)
+      return r;
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r == 0)
+      errno = ENODATA;
+    return -1;
+  }
+}
+
 int uh_payload_pread(int fd, char *buf, size_t n)
 {
   size_t got = 0;
@@ -81,14 +97,9 @@ int uh_payload_pread(int fd, char *buf, size_t n)
     return -1;
   }
   while (got < n) {
-    ssize_t r = pread(fd, buf + got, n - got, (off_t)got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0) {
-      if (r == 0)
-        errno = ENODATA;
+    ssize_t r = pread_some(fd, buf + got, n - got, (off_t)got);
+    if (r < 0)
       return -1;
-    }
     got += (size_t)r;
   }
   return 0;
@@ -101,15 +112,8 @@ static int copy_rest(int fd, loff_t *off, size_t n, int out)
   while ((size_t)*off < n) {
     size_t want = n - (size_t)*off < sizeof buf ? n - (size_t)*off
                   : sizeof buf;
-    ssize_t r = pread(fd, buf, want, *off);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0) {
-      if (r == 0)
-        errno = ENODATA;
-      return -1;
-    }
-    if (uh_write_all(out, buf, (size_t)r) != 0)
+    ssize_t r = pread_some(fd, buf, want, *off);
+    if (r < 0 || uh_write_all(out, buf, (size_t)r) != 0)
       return -1;
     *off += r;
   }

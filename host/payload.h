@@ -5,7 +5,7 @@
  * cannot build a string in place, so a file read into a string is copied
  * once more into fresh memory; a payload is never copied in the broker:
  * the kernel moves the file's cached pages into the pipe (docs/
- * internals.md "The broker-child protocol").  In the broker's Lua a
+ * internals.md "The broker–child protocol").  In the broker's Lua a
  * payload has # and tostring (a copy, read then); the hook only ever sees
  * the string its child decodes. */
 #ifndef UH_PAYLOAD_H

@@ -287,12 +287,35 @@ static void t_payload(void)
   lua_close(L);
 }
 
+/* Where splice(2) cannot go (to a file that is no pipe), the payload is
+ * copied through a buffer: the same bytes, and the file closed. */
+static void t_payload_no_splice(void)
+{
+  lua_State *L = newstate();
+  enum { N = 150000 };
+  static char bytes[N], back[N];
+  FILE *f = tmpfile(), *out = tmpfile();
+  int i, *file;
+  size_t n;
+  for (i = 0; i < N; i++)
+    bytes[i] = (char)(i * 13 + i / 97);
+  CHECK(f && out && fwrite(bytes, 1, N, f) == N && fflush(f) == 0);
+  CHECK(uh_payload_file(L, fileno(f), N) == 0);
+  file = uh_payload_of(L, -1, &n);
+  CHECK(uh_payload_send(file, n, fileno(out)) == 0 && *file == -1);
+  CHECK(pread(fileno(out), back, N, 0) == N && memcmp(back, bytes, N) == 0);
+  fclose(f);
+  fclose(out);
+  lua_close(L);
+}
+
 int main(void)
 {
   RUN(t_roundtrip);
   RUN(t_refused);
   RUN(t_hostile_fixed);
   RUN(t_payload);
+  RUN(t_payload_no_splice);
   RUN(t_fuzz);
   return UNIT_END();
 }
