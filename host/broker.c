@@ -354,7 +354,7 @@ static void answer_failed(lua_State *L, int msg, char *err, size_t errlen)
 {
   char why[256];
   const char *name;
-  snprintf(why, sizeof why, "%s", err);
+  snprintf(why, sizeof why, "%.200s", err);
   lua_rawgeti(L, msg, 2);
   name = lua_tostring(L, -1);
   snprintf(err, errlen, "the answer to its %.40s request could not be "
