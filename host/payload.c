@@ -110,9 +110,9 @@ static int copy_rest(int fd, loff_t *off, size_t n, int out)
 {
   char buf[65536];
   while ((size_t)*off < n) {
-    size_t want = n - (size_t)*off < sizeof buf ? n - (size_t)*off
-                  : sizeof buf;
-    ssize_t r = pread_some(fd, buf, want, *off);
+    size_t want = n - (size_t)*off;
+    ssize_t r = pread_some(fd, buf, want < sizeof buf ? want : sizeof buf,
+                           *off);
     if (r < 0 || uh_write_all(out, buf, (size_t)r) != 0)
       return -1;
     *off += r;

@@ -106,15 +106,14 @@ t.case("an answer that cannot be sent kills the hook and says why", function()
   local f = assert(io.open(path, "w"))
   f:write(string.rep("a: b\n", 40000))
   f:close()
-  local child = spawn(5, [[return { version = "1.0.0", from = "*",
-    permissions = {}, upgrade = function() addon.read("big.yaml") end }]])
-  local ok, err, kind = child:run("upgrade", {}, function()
-    local payload = assert(C.fs.read(dir, "big.yaml", true))
-    t.eq(type(payload), "userdata")
-    assert(io.open(path, "w")):close()   -- cut to nothing, in place
-    return payload
-  end)
-  child:close()
+  local ok, err, kind = run_timed(spawn(5, [[return { version = "1.0.0",
+    from = "*", permissions = {},
+    upgrade = function() addon.read("big.yaml") end }]]), function()
+      local payload = assert(C.fs.read(dir, "big.yaml", true))
+      t.eq(type(payload), "userdata")
+      assert(io.open(path, "w")):close()   -- cut to nothing, in place
+      return payload
+    end)
   C.sys.rmtree(dir)
   t.eq(ok, false)
   t.eq(kind, "crash")
