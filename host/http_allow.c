@@ -125,11 +125,18 @@ void uh_http_opt_hosts(lua_State *L, int idx, const char *key,
  *   | false, reason, permission (nil when no permission would help) */
 int http_allowed(lua_State *L)
 {
-  const char *url = luaL_checkstring(L, 1);
+  size_t len;
+  const char *url = luaL_checklstring(L, 1, &len);
   char need[UH_HTTP_URLMAX + 16], why[UH_HTTP_URLMAX + 128];
   uh_allow a;
   int plain;
   luaL_checktype(L, 2, LUA_TTABLE);
+  if (strlen(url) != len) {   /* C, and libcurl, would see only a prefix */
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "the URL has a NUL byte");
+    lua_pushnil(L);
+    return 3;
+  }
   memset(&a, 0, sizeof a);
   uh_http_opt_hosts(L, 2, "hosts", a.https, &a.nhttps);
   uh_http_opt_hosts(L, 2, "http_hosts", a.http, &a.nhttp);

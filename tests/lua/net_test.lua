@@ -475,4 +475,10 @@ t.case("one URL rule: the engine and http.allowed agree", function()
       t.match(why, (want:gsub('^needs "net:(.-)"$', "%1")))
     end
   end
+  -- a NUL byte would end the URL early for C and libcurl (a hook's
+  -- net.fetch gets its string whole; a command line cannot carry one)
+  local ok, why = C.http.allowed("https://example.com\0.evil.example/x",
+    { hosts = hosts, http_hosts = http })
+  t.eq(ok, false)
+  t.eq(why, "the URL has a NUL byte")
 end)
